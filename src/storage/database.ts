@@ -1,0 +1,123 @@
+import pg from 'pg';
+import { TransientStorageError, isRetryableTransactionError, isTransientDatabaseError } from './errors.ts';
+
+/** Anything that runs SQL: the pool or a transaction's client. */
+export interface Queryable {
+  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string | pg.QueryConfig,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<Row>>;
+}
+
+/** A client inside BEGIN … COMMIT. Distinct type so that code needing a transaction says so. */
+export interface Transaction extends Queryable {
+  readonly inTransaction: true;
+}
+
+export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
+
+export interface DatabaseOptions {
+  connectionString: string;
+  maxConnections?: number;
+  applicationName?: string;
+}
+
+const maxTransactionAttempts = 5;
+
+/**
+ * The one PostgreSQL pool of the process. Every failure that means "the database is not there
+ * right now" leaves here as TransientStorageError, so callers need no knowledge of pg's errors.
+ */
+export class Database implements Queryable {
+  readonly pool: pg.Pool;
+  #closed = false;
+
+  constructor(options: DatabaseOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      application_name: options.applicationName ?? 'clinical-gateway',
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+    });
+    // An idle client losing its server must not crash the process; the next query reconnects.
+    this.pool.on('error', () => {});
+  }
+
+  async query<Row extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string | pg.QueryConfig,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<Row>> {
+    try {
+      return await this.pool.query<Row>(text as string, values);
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  /**
+   * Runs `work` in one transaction and commits it. Serialization failures and deadlocks are
+   * retried with a fresh transaction, so `work` must not have side effects outside the database.
+   */
+  async transaction<T>(work: (tx: Transaction) => Promise<T>, isolation: IsolationLevel = 'read committed'): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (error) {
+        throw translate(error);
+      }
+      let broken = false;
+      try {
+        await client.query(`BEGIN ISOLATION LEVEL ${isolation.toUpperCase()}`);
+        const tx = Object.assign(Object.create(null), {
+          inTransaction: true as const,
+          query: (text: string | pg.QueryConfig, values?: unknown[]) => client.query(text as string, values),
+        }) as Transaction;
+        const result = await work(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        if (isRetryableTransactionError(error) && attempt < maxTransactionAttempts) {
+          await delay(attempt * 10 + Math.random() * 20);
+          continue;
+        }
+        if (isTransientDatabaseError(error)) broken = true;
+        throw translate(error);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  /** True when the server answers a trivial query. */
+  async isReachable(): Promise<boolean> {
+    try {
+      await this.pool.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.pool.end();
+  }
+}
+
+function translate(error: unknown): unknown {
+  if (error instanceof TransientStorageError) return error;
+  if (isTransientDatabaseError(error)) {
+    return new TransientStorageError('the database is unavailable', { cause: error });
+  }
+  return error;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
