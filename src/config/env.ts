@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/** The operator contract of DESIGN.md section 3: every variable is optional. */
+export interface GatewayConfig {
+  databaseUrl?: string;
+  dataDir: string;
+  bind: string;
+  ports: {
+    fhir?: number;
+    hl7?: number;
+    mpps?: number;
+    connectivity?: number;
+    admin?: number;
+    mllp?: number;
+    dicom?: number;
+  };
+  dicomPublic: { host: string; port: number; ip?: string };
+  tls?: { cert: Buffer; key: Buffer };
+  docs: boolean;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const defaultPorts = {
+  fhir: 8080,
+  hl7: 8081,
+  mpps: 8082,
+  connectivity: 8083,
+  admin: 8084,
+  mllp: 2575,
+  dicom: 11112,
+} as const;
+
+const portVariables = {
+  fhir: 'CG_FHIR_PORT',
+  hl7: 'CG_HL7_PORT',
+  mpps: 'CG_MPPS_PORT',
+  connectivity: 'CG_CONNECTIVITY_PORT',
+  admin: 'CG_ADMIN_PORT',
+  mllp: 'CG_MLLP_PORT',
+  dicom: 'CG_DICOM_PORT',
+} as const;
+
+const logLevels = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const ports: GatewayConfig['ports'] = {};
+  for (const [surface, variable] of Object.entries(portVariables) as [keyof typeof portVariables, string][]) {
+    ports[surface] = parsePort(env[variable], defaultPorts[surface], variable);
+  }
+  const bind = env.CG_BIND?.trim() || '127.0.0.1';
+  const dicomPort = parsePort(env.CG_DICOM_PUBLIC_PORT, ports.dicom ?? defaultPorts.dicom, 'CG_DICOM_PUBLIC_PORT')!;
+  const publicIp = env.CG_DICOM_PUBLIC_IP?.trim() || undefined;
+  const wildcard = bind === '0.0.0.0' || bind === '::';
+  const dicomPublic = {
+    host: env.CG_DICOM_PUBLIC_HOST?.trim() || (wildcard ? '127.0.0.1' : bind),
+    port: dicomPort,
+    ...(publicIp ? { ip: publicIp } : {}),
+  };
+  const certFile = env.CG_TLS_CERT?.trim();
+  const keyFile = env.CG_TLS_KEY?.trim();
+  if (Boolean(certFile) !== Boolean(keyFile)) throw new ConfigError('CG_TLS_CERT and CG_TLS_KEY must be set together');
+  let tls: GatewayConfig['tls'];
+  if (certFile && keyFile) {
+    try {
+      tls = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+    } catch (error) {
+      throw new ConfigError(`cannot read the TLS certificate or key: ${(error as Error).message}`);
+    }
+  }
+  const docs = parseSwitch(env.CG_DOCS, true, 'CG_DOCS');
+  const logLevel = (env.CG_LOG_LEVEL?.trim() || 'info').toLowerCase();
+  if (!logLevels.has(logLevel)) throw new ConfigError(`CG_LOG_LEVEL must be one of ${[...logLevels].join(', ')}`);
+  return {
+    ...(env.CG_DATABASE_URL?.trim() ? { databaseUrl: env.CG_DATABASE_URL.trim() } : {}),
+    dataDir: resolve(env.CG_DATA_DIR?.trim() || './data'),
+    bind,
+    ports,
+    dicomPublic,
+    ...(tls ? { tls } : {}),
+    docs,
+    logLevel,
+  };
+}
+
+/** Unset: the default; set but blank: the surface is not started. */
+function parsePort(value: string | undefined, fallback: number, variable: string): number | undefined {
+  if (value === undefined) return fallback;
+  const trimmed = value.trim();
+  if (trimmed === '') return undefined;
+  const port = Number(trimmed);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${variable} must be a port number (0-65535) or blank`);
+  return port;
+}
+
+function parseSwitch(value: string | undefined, fallback: boolean, variable: string): boolean {
+  if (value === undefined || value.trim() === '') return fallback;
+  const normalized = value.trim().toLowerCase();
+  if (['on', 'true', '1', 'yes'].includes(normalized)) return true;
+  if (['off', 'false', '0', 'no'].includes(normalized)) return false;
+  throw new ConfigError(`${variable} must be on or off`);
+}

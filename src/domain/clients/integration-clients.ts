@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../storage/database.ts';
+import { uniqueViolation } from '../../storage/errors.ts';
+import { recordAudit } from '../audit/audit.ts';
+import { DomainError } from '../errors.ts';
+import type { Actor } from '../site-context.ts';
+import { findSiteById, type Site } from '../sites/sites.ts';
+import { ipMatches, parseAllowedIps } from './ip-allow-list.ts';
+
+export const integrationProtocols = ['hl7-mllp'] as const;
+export type IntegrationProtocol = (typeof integrationProtocols)[number];
+/** MSH-18 spellings of the character sets the HL7 parser decodes. */
+export const supportedCharsets = ['ASCII', '8859/1', 'UNICODE UTF-8'] as const;
+
+export interface IntegrationClient {
+  id: string;
+  siteId: string;
+  name: string;
+  protocol: IntegrationProtocol;
+  allowedIps: string[];
+  sendingApplication: string | null;
+  sendingFacility: string | null;
+  defaultCharset: string;
+  enabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface ClientRow {
+  id: string;
+  site_id: string;
+  name: string;
+  protocol: IntegrationProtocol;
+  allowed_ips: string[];
+  sending_application: string | null;
+  sending_facility: string | null;
+  default_charset: string;
+  enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const columns = 'id, site_id, name, protocol, allowed_ips, sending_application, sending_facility, default_charset, enabled, created_at, updated_at';
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toClient(row: ClientRow): IntegrationClient {
+  return {
+    id: row.id,
+    siteId: row.site_id,
+    name: row.name,
+    protocol: row.protocol,
+    allowedIps: row.allowed_ips,
+    sendingApplication: row.sending_application,
+    sendingFacility: row.sending_facility,
+    defaultCharset: row.default_charset,
+    enabled: row.enabled,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface ClientInput {
+  name: string;
+  protocol: string;
+  allowedIps: string | string[];
+  sendingApplication?: string | null;
+  sendingFacility?: string | null;
+  defaultCharset?: string;
+  enabled?: boolean;
+}
+
+function validate(site: Site, input: ClientInput): Omit<ClientRow, 'id' | 'site_id' | 'created_at' | 'updated_at'> {
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > 200) throw new DomainError('invalid', 'the client name must be 1 to 200 characters', [{ message: 'the client name must be 1 to 200 characters', location: 'name' }]);
+  if (!(integrationProtocols as readonly string[]).includes(input.protocol)) {
+    throw new DomainError('invalid', `unknown protocol "${input.protocol}": the only protocol is hl7-mllp`, [{ message: 'unknown protocol', location: 'protocol' }]);
+  }
+  const allowedIps = parseAllowedIps(input.allowedIps);
+  if (allowedIps.includes('*') && !site.policies.mllpAllowAnyIp) {
+    throw new DomainError('business-rule', 'this site\'s policy does not permit "*" (any IP address); list addresses or CIDR ranges', [{ message: '"*" is not permitted by the site policy', location: 'allowed_ips' }]);
+  }
+  const defaultCharset = input.defaultCharset?.trim() || 'UNICODE UTF-8';
+  if (!(supportedCharsets as readonly string[]).includes(defaultCharset)) {
+    throw new DomainError('invalid', `unsupported default character set "${defaultCharset}": use ${supportedCharsets.join(', ')}`, [{ message: 'unsupported character set', location: 'default_charset' }]);
+  }
+  return {
+    name,
+    protocol: input.protocol as IntegrationProtocol,
+    allowed_ips: allowedIps,
+    sending_application: input.sendingApplication?.trim() || null,
+    sending_facility: input.sendingFacility?.trim() || null,
+    default_charset: defaultCharset,
+    enabled: input.enabled ?? true,
+  };
+}
+
+function translateUniqueViolation(error: unknown): never {
+  if (uniqueViolation(error)?.constraint === 'integration_client_name_key') {
+    throw new DomainError('conflict', 'this site already has an integration client with this name', [{ message: 'name already used', location: 'name' }]);
+  }
+  throw error;
+}
+
+export async function createIntegrationClient(db: Queryable, siteId: string, input: ClientInput, actor: Actor): Promise<IntegrationClient> {
+  const site = await findSiteById(db, siteId);
+  if (!site) throw new DomainError('not-found', 'no such site');
+  const values = validate(site, input);
+  try {
+    const { rows } = await db.query<ClientRow>(
+      `INSERT INTO integration_client (id, site_id, name, protocol, allowed_ips, sending_application, sending_facility, default_charset, enabled)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${columns}`,
+      [randomUUID(), siteId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled],
+    );
+    const client = toClient(rows[0]!);
+    await recordAudit(db, { siteId, actor, action: 'integration-client.created', targetType: 'integration-client', targetId: client.id, details: { name: client.name, allowedIps: client.allowedIps } });
+    return client;
+  } catch (error) {
+    translateUniqueViolation(error);
+  }
+}
+
+export async function updateIntegrationClient(db: Queryable, siteId: string, clientId: string, input: Partial<ClientInput>, actor: Actor): Promise<IntegrationClient> {
+  const current = await findIntegrationClient(db, siteId, clientId);
+  const site = await findSiteById(db, siteId);
+  if (!current || !site) throw new DomainError('not-found', 'no such integration client');
+  const values = validate(site, {
+    name: input.name ?? current.name,
+    protocol: input.protocol ?? current.protocol,
+    allowedIps: input.allowedIps ?? current.allowedIps,
+    sendingApplication: input.sendingApplication === undefined ? current.sendingApplication : input.sendingApplication,
+    sendingFacility: input.sendingFacility === undefined ? current.sendingFacility : input.sendingFacility,
+    defaultCharset: input.defaultCharset ?? current.defaultCharset,
+    enabled: input.enabled ?? current.enabled,
+  });
+  try {
+    const { rows } = await db.query<ClientRow>(
+      `UPDATE integration_client SET name = $3, protocol = $4, allowed_ips = $5, sending_application = $6, sending_facility = $7,
+         default_charset = $8, enabled = $9, updated_at = now()
+       WHERE site_id = $1 AND id = $2 RETURNING ${columns}`,
+      [siteId, clientId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled],
+    );
+    await recordAudit(db, { siteId, actor, action: 'integration-client.updated', targetType: 'integration-client', targetId: clientId, details: { ...input } });
+    return toClient(rows[0]!);
+  } catch (error) {
+    translateUniqueViolation(error);
+  }
+}
+
+export async function findIntegrationClient(db: Queryable, siteId: string, clientId: string): Promise<IntegrationClient | undefined> {
+  if (!uuidPattern.test(clientId)) return undefined;
+  const { rows } = await db.query<ClientRow>(`SELECT ${columns} FROM integration_client WHERE site_id = $1 AND id = $2`, [siteId, clientId]);
+  return rows[0] ? toClient(rows[0]) : undefined;
+}
+
+export async function listIntegrationClients(db: Queryable, siteId: string): Promise<IntegrationClient[]> {
+  const { rows } = await db.query<ClientRow>(`SELECT ${columns} FROM integration_client WHERE site_id = $1 ORDER BY lower(name)`, [siteId]);
+  return rows.map(toClient);
+}
+
+/**
+ * The enabled MLLP clients whose allowed IPs admit this peer, across all sites. Which of them a
+ * message belongs to is then decided by MSH-3/MSH-4 (see matchesSender).
+ */
+export async function findMllpClientsForAddress(db: Queryable, remoteAddress: string): Promise<IntegrationClient[]> {
+  const { rows } = await db.query<ClientRow>(`SELECT ${columns} FROM integration_client WHERE protocol = 'hl7-mllp' AND enabled`);
+  return rows.map(toClient).filter((client) => ipMatches(client.allowedIps, remoteAddress));
+}
+
+/** Where a client names a sending application or facility, MSH-3 / MSH-4 (HD.1) must equal it. */
+export function matchesSender(client: IntegrationClient, sendingApplication: string, sendingFacility: string): boolean {
+  const same = (expected: string | null, actual: string) => expected === null || expected === actual.split('^')[0]!.trim() || expected === actual.trim();
+  return same(client.sendingApplication, sendingApplication) && same(client.sendingFacility, sendingFacility);
+}

@@ -1,0 +1,133 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Queryable } from '../../storage/database.ts';
+import { recordAudit } from '../audit/audit.ts';
+import { DomainError } from '../errors.ts';
+import type { Actor } from '../site-context.ts';
+import { findSiteById, type Site } from '../sites/sites.ts';
+
+// A key reads cg_<prefix>_<secret>: the prefix (72 random bits) identifies the key in lists and
+// logs and finds its row; the secret (256 random bits) is what proves possession. Only a SHA-256
+// of the secret is stored: with that much entropy a slow hash adds nothing (as GitHub's tokens).
+const keyPattern = /^cg_([A-Za-z0-9_-]{12})_([A-Za-z0-9_-]{43})$/;
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface ApiKey {
+  id: string;
+  siteId: string;
+  userId: string;
+  prefix: string;
+  label: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+interface ApiKeyRow {
+  id: string;
+  site_id: string;
+  user_id: string;
+  prefix: string;
+  label: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const columns = 'id, site_id, user_id, prefix, label, created_at, last_used_at, revoked_at';
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    siteId: row.site_id,
+    userId: row.user_id,
+    prefix: `cg_${row.prefix}`,
+    label: row.label,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+export async function createApiKey(
+  db: Queryable,
+  input: { siteId: string; userId: string; label?: string },
+  actor: Actor,
+): Promise<{ apiKey: ApiKey; key: string }> {
+  const { rows: users } = await db.query<{ site_id: string | null; active: boolean }>('SELECT site_id, active FROM app_user WHERE id = $1', [input.userId]);
+  const owner = users[0];
+  if (!owner) throw new DomainError('not-found', 'no such user');
+  if (owner.site_id !== input.siteId) throw new DomainError('invalid', 'the key\'s user must belong to the key\'s site', [{ message: 'the user belongs to another site', location: 'user' }]);
+  if (!owner.active) throw new DomainError('invalid', 'the user is deactivated', [{ message: 'the user is deactivated', location: 'user' }]);
+  const label = (input.label ?? '').trim();
+  if (label.length > 200) throw new DomainError('invalid', 'the label must be at most 200 characters', [{ message: 'too long', location: 'label' }]);
+  const prefix = randomBytes(9).toString('base64url');
+  const secret = randomBytes(32).toString('base64url');
+  const { rows } = await db.query<ApiKeyRow>(
+    `INSERT INTO api_key (id, site_id, user_id, prefix, secret_hash, label) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
+    [randomUUID(), input.siteId, input.userId, prefix, hashSecret(secret), label],
+  );
+  const apiKey = toApiKey(rows[0]!);
+  await recordAudit(db, { siteId: input.siteId, actor, action: 'api-key.created', targetType: 'api-key', targetId: apiKey.id, details: { prefix: apiKey.prefix, label, userId: input.userId } });
+  return { apiKey, key: `cg_${prefix}_${secret}` };
+}
+
+export async function revokeApiKey(db: Queryable, keyId: string, actor: Actor, options: { siteId?: string } = {}): Promise<ApiKey> {
+  if (!uuidPattern.test(keyId)) throw new DomainError('not-found', `no API key with id "${keyId}"`);
+  const { rows } = await db.query<ApiKeyRow>(
+    `UPDATE api_key SET revoked_at = coalesce(revoked_at, now())
+     WHERE id = $1 AND ($2::uuid IS NULL OR site_id = $2) RETURNING ${columns}`,
+    [keyId, options.siteId ?? null],
+  );
+  if (!rows[0]) throw new DomainError('not-found', `no API key with id "${keyId}"`);
+  const apiKey = toApiKey(rows[0]);
+  await recordAudit(db, { siteId: apiKey.siteId, actor, action: 'api-key.revoked', targetType: 'api-key', targetId: apiKey.id, details: { prefix: apiKey.prefix } });
+  return apiKey;
+}
+
+export async function listApiKeys(db: Queryable, siteId: string): Promise<(ApiKey & { userEmail: string })[]> {
+  const { rows } = await db.query<ApiKeyRow & { email: string }>(
+    `SELECT k.id, k.site_id, k.user_id, k.prefix, k.label, k.created_at, k.last_used_at, k.revoked_at, u.email
+     FROM api_key k JOIN app_user u ON u.id = k.user_id WHERE k.site_id = $1 ORDER BY k.created_at DESC`,
+    [siteId],
+  );
+  return rows.map((row) => ({ ...toApiKey(row), userEmail: row.email }));
+}
+
+export type KeyAuthentication =
+  | { ok: true; keyId: string; userId: string; site: Site }
+  | { ok: false; reason: 'missing' | 'malformed' | 'unknown' | 'revoked' };
+
+/**
+ * Checks an X-API-Key value. Every call reads the key's row, so a revocation takes effect on the
+ * very next request without a restart.
+ */
+export async function authenticateApiKey(db: Queryable, presented: string | undefined): Promise<KeyAuthentication> {
+  if (presented === undefined || presented === '') return { ok: false, reason: 'missing' };
+  const match = keyPattern.exec(presented.trim());
+  if (!match) return { ok: false, reason: 'malformed' };
+  const [, prefix, secret] = match;
+  const { rows } = await db.query<{ id: string; site_id: string; user_id: string; secret_hash: Buffer; revoked_at: Date | null; active: boolean }>(
+    `SELECT k.id, k.site_id, k.user_id, k.secret_hash, k.revoked_at, u.active
+     FROM api_key k JOIN app_user u ON u.id = k.user_id WHERE k.prefix = $1`,
+    [prefix],
+  );
+  const row = rows[0];
+  const presentedHash = hashSecret(secret!);
+  // Compare against a dummy when the prefix is unknown, so both paths do the same work.
+  const storedHash = row?.secret_hash ?? Buffer.alloc(presentedHash.length);
+  const matches = timingSafeEqual(presentedHash, storedHash) && row !== undefined;
+  if (!matches) return { ok: false, reason: 'unknown' };
+  if (row.revoked_at !== null || !row.active) return { ok: false, reason: 'revoked' };
+  const site = await findSiteById(db, row.site_id);
+  if (!site) return { ok: false, reason: 'unknown' };
+  // At most one write a minute per key: last-used is for operators, not an access log.
+  db.query(
+    `UPDATE api_key SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+    [row.id],
+  ).catch(() => {});
+  return { ok: true, keyId: row.id, userId: row.user_id, site };
+}

@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../storage/database.ts';
+import { uniqueViolation } from '../../storage/errors.ts';
+import { recordAudit } from '../audit/audit.ts';
+import { DomainError } from '../errors.ts';
+import type { Actor, SiteContext, SitePolicies } from '../site-context.ts';
+import { normalizeAeTitle } from './ae-title.ts';
+
+export interface Site {
+  id: string;
+  name: string;
+  aeTitle: string;
+  policies: SitePolicies;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface SiteRow {
+  id: string;
+  name: string;
+  ae_title: string;
+  patient_put_creates: boolean;
+  mllp_allow_any_ip: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, created_at, updated_at';
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toSite(row: SiteRow): Site {
+  return {
+    id: row.id,
+    name: row.name,
+    aeTitle: row.ae_title,
+    policies: { patientPutCreates: row.patient_put_creates, mllpAllowAnyIp: row.mllp_allow_any_ip },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function siteContextFor(site: Site, actor: Actor): SiteContext {
+  return { siteId: site.id, siteName: site.name, aeTitle: site.aeTitle, policies: site.policies, actor };
+}
+
+function normalizeName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) {
+    throw new DomainError('invalid', 'the site name must be 1 to 200 characters', [{ message: 'the site name must be 1 to 200 characters', location: 'name' }]);
+  }
+  return trimmed;
+}
+
+function translateUniqueViolation(error: unknown): never {
+  const violation = uniqueViolation(error);
+  if (violation?.constraint === 'site_name_key') throw new DomainError('conflict', 'a site with this name already exists', [{ message: 'a site with this name already exists', location: 'name' }]);
+  if (violation?.constraint === 'site_ae_title_key') throw new DomainError('conflict', 'another site already uses this DICOM AE title', [{ message: 'another site already uses this DICOM AE title', location: 'ae_title' }]);
+  throw error;
+}
+
+export interface CreateSiteInput {
+  name: string;
+  aeTitle: string;
+  patientPutCreates?: boolean;
+  mllpAllowAnyIp?: boolean;
+}
+
+export async function createSite(db: Queryable, input: CreateSiteInput, actor: Actor): Promise<Site> {
+  const name = normalizeName(input.name);
+  const aeTitle = normalizeAeTitle(input.aeTitle);
+  try {
+    const { rows } = await db.query<SiteRow>(
+      `INSERT INTO site (id, name, ae_title, patient_put_creates, mllp_allow_any_ip) VALUES ($1, $2, $3, $4, $5) RETURNING ${columns}`,
+      [randomUUID(), name, aeTitle, input.patientPutCreates ?? false, input.mllpAllowAnyIp ?? false],
+    );
+    const site = toSite(rows[0]!);
+    await recordAudit(db, { siteId: site.id, actor, action: 'site.created', targetType: 'site', targetId: site.id, details: { name, aeTitle } });
+    return site;
+  } catch (error) {
+    translateUniqueViolation(error);
+  }
+}
+
+export interface UpdateSiteInput {
+  name?: string;
+  aeTitle?: string;
+  patientPutCreates?: boolean;
+  mllpAllowAnyIp?: boolean;
+}
+
+export async function updateSite(db: Queryable, siteId: string, input: UpdateSiteInput, actor: Actor): Promise<Site> {
+  const current = await findSiteById(db, siteId);
+  if (!current) throw new DomainError('not-found', 'no such site');
+  const name = input.name === undefined ? current.name : normalizeName(input.name);
+  const aeTitle = input.aeTitle === undefined ? current.aeTitle : normalizeAeTitle(input.aeTitle);
+  try {
+    const { rows } = await db.query<SiteRow>(
+      `UPDATE site SET name = $2, ae_title = $3, patient_put_creates = $4, mllp_allow_any_ip = $5, updated_at = now()
+       WHERE id = $1 RETURNING ${columns}`,
+      [siteId, name, aeTitle, input.patientPutCreates ?? current.policies.patientPutCreates, input.mllpAllowAnyIp ?? current.policies.mllpAllowAnyIp],
+    );
+    const site = toSite(rows[0]!);
+    await recordAudit(db, { siteId, actor, action: 'site.updated', targetType: 'site', targetId: siteId, details: { ...input } });
+    return site;
+  } catch (error) {
+    translateUniqueViolation(error);
+  }
+}
+
+export async function findSiteById(db: Queryable, id: string): Promise<Site | undefined> {
+  if (!uuidPattern.test(id)) return undefined;
+  const { rows } = await db.query<SiteRow>(`SELECT ${columns} FROM site WHERE id = $1`, [id]);
+  return rows[0] ? toSite(rows[0]) : undefined;
+}
+
+/** The site whose AE title is this called AE title (trailing spaces are padding: PS3.8 9.3.2). */
+export async function findSiteByAeTitle(db: Queryable, aeTitle: string): Promise<Site | undefined> {
+  const { rows } = await db.query<SiteRow>(`SELECT ${columns} FROM site WHERE ae_title = $1`, [aeTitle.trim()]);
+  return rows[0] ? toSite(rows[0]) : undefined;
+}
+
+/** SITE on the command line: a site id or a site name (case-insensitive). */
+export async function resolveSite(db: Queryable, idOrName: string): Promise<Site> {
+  const byId = await findSiteById(db, idOrName);
+  if (byId) return byId;
+  const { rows } = await db.query<SiteRow>(`SELECT ${columns} FROM site WHERE lower(name) = lower($1)`, [idOrName.trim()]);
+  if (!rows[0]) throw new DomainError('not-found', `no site with id or name "${idOrName}"`);
+  return toSite(rows[0]);
+}
+
+export async function listSites(db: Queryable): Promise<Site[]> {
+  const { rows } = await db.query<SiteRow>(`SELECT ${columns} FROM site ORDER BY lower(name)`);
+  return rows.map(toSite);
+}
