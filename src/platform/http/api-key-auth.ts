@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import { authenticateApiKey } from '../../domain/keys/api-keys.ts';
+import { siteContextFor } from '../../domain/sites/sites.ts';
+import type { Database } from '../../storage/database.ts';
+import { HttpProblem } from './http-problem.ts';
+
+const messages = {
+  missing: 'an X-API-Key header is required',
+  malformed: 'the X-API-Key header is not a Clinical Gateway API key',
+  unknown: 'the API key is not valid',
+  revoked: 'the API key has been revoked',
+} as const;
+
+/** X-API-Key on every route of the origin except public ones and unknown paths (those are 404s). */
+export function installApiKeyAuthentication(app: FastifyInstance, database: Database): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config?.public || request.is404 || isDocumentation(request.url)) return;
+    const header = request.headers['x-api-key'];
+    const presented = Array.isArray(header) ? header[0] : header;
+    const result = await authenticateApiKey(database, presented);
+    if (!result.ok) throw new HttpProblem(401, 'unauthenticated', messages[result.reason]);
+    request.siteContext = siteContextFor(result.site, { kind: 'api-key', keyId: result.keyId, userId: result.userId });
+    request.log = request.log.child({ siteId: result.site.id, keyId: result.keyId });
+  });
+}
+
+function isDocumentation(url: string): boolean {
+  return url === '/api/documentation' || url.startsWith('/api/documentation/');
+}

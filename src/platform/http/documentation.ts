@@ -1,0 +1,32 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import type { HttpSurface } from './surface.ts';
+
+/**
+ * OpenAPI 3 generated from the route schemas that also validate requests, so the document cannot
+ * drift from what the origin accepts; Swagger UI's assets come from the installed package.
+ * Must be registered before the surface's routes so that it sees them.
+ */
+export async function registerDocumentation(app: FastifyInstance, surface: HttpSurface, enabled: boolean): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: surface.title, description: surface.description, version: '1' },
+      components:
+        surface.auth === 'api-key'
+          ? { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } }
+          : { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'cg_session' } } },
+      security: surface.auth === 'api-key' ? [{ apiKey: [] }] : [{ session: [] }],
+    },
+    // Documentation and health routes describe the origin, not its API.
+    transform: ({ schema, url }) => ({ schema: (url.startsWith('/api/documentation') ? { ...schema, hide: true } : schema) as typeof schema, url }),
+  });
+  if (!enabled) return;
+  await app.register(swaggerUi, {
+    routePrefix: '/api/documentation',
+    uiConfig: { docExpansion: 'list', deepLinking: false },
+    staticCSP: true,
+  });
+  app.get('/api/documentation/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+}

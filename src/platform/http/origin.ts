@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Services } from '../services.ts';
+import { installApiKeyAuthentication } from './api-key-auth.ts';
+import { registerDocumentation } from './documentation.ts';
+import { mapError } from './error-mapping.ts';
+import { registerHealthRoutes } from './health.ts';
+import type { HttpSurface } from './surface.ts';
+import './site-context.ts';
+
+export const defaultBodyLimit = 1024 * 1024;
+
+/**
+ * One HTTP origin: a Fastify instance that serves exactly one surface's routes (a path of another
+ * surface is a 404 here), with the platform's authentication, documentation, health and error
+ * rendering around them. Not yet listening.
+ */
+export async function createOrigin(surface: HttpSurface, services: Services): Promise<FastifyInstance> {
+  const { config } = services;
+  const app = Fastify({
+    loggerInstance: services.logger.child({ surface: surface.name }),
+    genReqId: () => randomUUID(),
+    requestIdLogLabel: 'requestId',
+    bodyLimit: defaultBodyLimit,
+    // Slow clients must not hold sockets for ever (slowloris): whole request in 30 s, headers in 10 s.
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 5_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ...(config.tls ? { https: { cert: config.tls.cert, key: config.tls.key } } : {}),
+    disableRequestLogging: false,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: true } },
+  } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
+  app.server.headersTimeout = 10_000;
+
+  app.decorateRequest('siteContext', null);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler(async (error, request, reply) => sendError(surface, error, request, reply));
+  app.setNotFoundHandler(async (request, reply) =>
+    sendRendered(surface, request, reply, { statusCode: 404, code: 'not-found', message: `no route ${request.method} ${request.url.split('?')[0]} on this origin` }),
+  );
+
+  await registerDocumentation(app, surface, config.docs);
+  registerHealthRoutes(app, services.database);
+  if (surface.auth === 'api-key') installApiKeyAuthentication(app, services.database);
+  await surface.register(app, services);
+  await app.ready();
+  return app;
+}
+
+function sendError(surface: HttpSurface, error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const mapped = mapError(error);
+  if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
+  else if (mapped.statusCode === 503) request.log.warn({ err: error }, 'database unavailable');
+  for (const [name, value] of Object.entries(mapped.headers ?? {})) reply.header(name, value);
+  return sendRendered(surface, request, reply, mapped);
+}
+
+function sendRendered(
+  surface: HttpSurface,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: { statusCode: number; code: string; message: string; details?: unknown },
+): FastifyReply {
+  const rendered = surface.renderError({
+    statusCode: error.statusCode,
+    code: error.code,
+    message: error.message,
+    requestId: request.id,
+    url: request.url,
+    ...(error.details !== undefined ? { details: error.details } : {}),
+  });
+  return reply.code(error.statusCode).type(rendered.contentType).send(typeof rendered.body === 'string' || Buffer.isBuffer(rendered.body) ? rendered.body : JSON.stringify(rendered.body));
+}
