@@ -20,7 +20,6 @@ export async function createOrigin(surface: HttpSurface, services: Services): Pr
   const app = Fastify({
     loggerInstance: services.logger.child({ surface: surface.name }),
     genReqId: () => randomUUID(),
-    requestIdLogLabel: 'requestId',
     bodyLimit: defaultBodyLimit,
     // Slow clients must not hold sockets for ever (slowloris): whole request in 30 s, headers in 10 s.
     requestTimeout: 30_000,
@@ -29,7 +28,6 @@ export async function createOrigin(surface: HttpSurface, services: Services): Pr
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ...(config.tls ? { https: { cert: config.tls.cert, key: config.tls.key } } : {}),
-    disableRequestLogging: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: true } },
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
   app.server.headersTimeout = 10_000;
