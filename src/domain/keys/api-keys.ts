@@ -5,10 +5,10 @@ import { DomainError } from '../errors.ts';
 import type { Actor } from '../site-context.ts';
 import { findSiteById, type Site } from '../sites/sites.ts';
 
-// A key reads cg_<prefix>_<secret>: the prefix (72 random bits) identifies the key in lists and
+// A key reads cg_<prefix>_<secret>: the prefix (48 random bits, hex) identifies the key in lists and
 // logs and finds its row; the secret (256 random bits) is what proves possession. Only a SHA-256
 // of the secret is stored: with that much entropy a slow hash adds nothing (as GitHub's tokens).
-const keyPattern = /^cg_([A-Za-z0-9_-]{12})_([A-Za-z0-9_-]{43})$/;
+const keyPattern = /^cg_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface ApiKey {
@@ -64,7 +64,7 @@ export async function createApiKey(
   if (!owner.active) throw new DomainError('invalid', 'the user is deactivated', [{ message: 'the user is deactivated', location: 'user' }]);
   const label = (input.label ?? '').trim();
   if (label.length > 200) throw new DomainError('invalid', 'the label must be at most 200 characters', [{ message: 'too long', location: 'label' }]);
-  const prefix = randomBytes(9).toString('base64url');
+  const prefix = randomBytes(6).toString('hex');
   const secret = randomBytes(32).toString('base64url');
   const { rows } = await db.query<ApiKeyRow>(
     `INSERT INTO api_key (id, site_id, user_id, prefix, secret_hash, label) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,

@@ -1,0 +1,40 @@
+import type { CommandDefinition } from '../command.ts';
+import { clientCommand } from './client.ts';
+import { keyCommand } from './key.ts';
+import { migrateCommand } from './migrate.ts';
+import { serveCommand } from './serve.ts';
+import { siteCommand } from './site.ts';
+import { userCommand } from './user.ts';
+
+export const commands: Record<string, CommandDefinition> = {
+  serve: { usage: ['serve                      start every enabled surface'], actions: [], values: [], run: serveCommand },
+  migrate: { usage: ['migrate                    apply database migrations and exit'], actions: [], values: [], run: migrateCommand },
+  site: {
+    usage: ['site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip]', 'site list'],
+    actions: ['create', 'list'],
+    values: ['name', 'ae-title'],
+    flags: ['patient-put-creates', 'allow-any-ip'],
+    run: siteCommand,
+  },
+  user: {
+    usage: ['user create --site SITE --email E [--role admin|clinician|service-admin] [--password P]', 'user list [--site SITE]'],
+    actions: ['create', 'list'],
+    values: ['site', 'email', 'role', 'password'],
+    run: userCommand,
+  },
+  key: {
+    usage: ['key create --site SITE --user USER [--label L]', 'key revoke KEY_ID', 'key list --site SITE'],
+    actions: ['create', 'revoke', 'list'],
+    values: ['site', 'user', 'label'],
+    run: keyCommand,
+  },
+  client: {
+    usage: [
+      'client create --site SITE --name N --protocol hl7-mllp --allowed-ips LIST [--sending-application A] [--sending-facility F] [--default-charset C]',
+      'client list --site SITE',
+    ],
+    actions: ['create', 'list'],
+    values: ['site', 'name', 'protocol', 'allowed-ips', 'sending-application', 'sending-facility', 'default-charset'],
+    run: clientCommand,
+  },
+};

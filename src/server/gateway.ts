@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/env.ts';
+import { createOrigin } from '../platform/http/origin.ts';
+import type { Services } from '../platform/services.ts';
+import { migrate } from '../storage/migrations.ts';
+import { ensureInitialAdmin } from './first-run.ts';
+import { openDatabase, type OpenedDatabase } from './open-database.ts';
+import { acquireServiceLock } from './service-lock.ts';
+import { surfaceCatalogue, type RunningListener, type SurfaceCatalogue } from './surfaces.ts';
+
+export interface ListeningSurface {
+  name: string;
+  protocol: 'http' | 'https' | 'mllp' | 'dicom';
+  host: string;
+  port: number;
+}
+
+export interface RunningGateway {
+  services: Services;
+  listening: ListeningSurface[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root: storage first, then every enabled surface; stop() runs the same list
+ * backwards (stop accepting, finish in-flight work, close the pool, stop the embedded database).
+ */
+export async function startGateway(config: GatewayConfig, logger: Logger, catalogue: SurfaceCatalogue = surfaceCatalogue): Promise<RunningGateway> {
+  const lock = acquireServiceLock(config.dataDir);
+  let opened: OpenedDatabase | undefined;
+  const origins: FastifyInstance[] = [];
+  const listeners: { name: string; listener: RunningListener }[] = [];
+  const stopAll = async () => {
+    await Promise.allSettled(listeners.map(({ listener }) => listener.close()));
+    await Promise.allSettled(origins.map((origin) => origin.close()));
+    await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
+    lock.release();
+  };
+  try {
+    opened = await openDatabase(config, logger);
+    const report = await migrate(opened.database);
+    logger.info({ applied: report.applied, database: opened.kind }, 'database ready');
+    await ensureInitialAdmin(opened.database, config.dataDir, logger);
+    const services: Services = { database: opened.database, config, logger };
+    const listening: ListeningSurface[] = [];
+    for (const { surface, port } of catalogue.http) {
+      const configured = config.ports[port];
+      if (configured === undefined) continue;
+      const origin = await createOrigin(surface, services);
+      origins.push(origin);
+      await origin.listen({ host: config.bind, port: configured });
+      const address = origin.server.address();
+      listening.push({ name: surface.name, protocol: config.tls ? 'https' : 'http', host: config.bind, port: typeof address === 'object' && address ? address.port : configured });
+    }
+    for (const { surface, port } of catalogue.tcp) {
+      const configured = config.ports[port];
+      if (configured === undefined) continue;
+      const listener = await surface.start(services, { host: config.bind, port: configured });
+      listeners.push({ name: surface.name, listener });
+      listening.push({ name: surface.name, protocol: surface.name, host: config.bind, port: listener.port });
+    }
+    return { services, listening, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,24 @@
+import { pino, type Logger } from 'pino';
+
+/**
+ * Structured JSON logs. Credentials are redacted wherever they could appear, and request logs
+ * carry the path without its query string: FHIR search parameters are patient data.
+ */
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'clinical-gateway' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: {
+      paths: ['req.headers["x-api-key"]', 'req.headers.cookie', 'req.headers.authorization', 'password', 'key', '*.password', '*.key'],
+      censor: '[redacted]',
+    },
+    serializers: {
+      req: (request: { method?: string; url?: string; ip?: string; socket?: { remoteAddress?: string } }) => ({
+        method: request.method,
+        path: request.url?.split('?')[0],
+        remoteAddress: request.ip ?? request.socket?.remoteAddress,
+      }),
+    },
+  });
+}

@@ -1,0 +1,29 @@
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/env.ts';
+import { Database } from '../storage/database.ts';
+import { openEmbeddedPostgres } from '../storage/embedded-postgres.ts';
+
+export interface OpenedDatabase {
+  database: Database;
+  /** 'external' for CG_DATABASE_URL, else the embedded server. */
+  kind: 'external' | 'embedded';
+  close(): Promise<void>;
+}
+
+/** CG_DATABASE_URL when set; otherwise the embedded PostgreSQL under CG_DATA_DIR. */
+export async function openDatabase(config: GatewayConfig, logger: Logger, options: { maxConnections?: number } = {}): Promise<OpenedDatabase> {
+  if (config.databaseUrl) {
+    const database = new Database({ connectionString: config.databaseUrl, maxConnections: options.maxConnections ?? 20 });
+    return { database, kind: 'external', close: () => database.close() };
+  }
+  const embedded = await openEmbeddedPostgres({ dataDir: config.dataDir, log: (message) => logger.warn({ postgres: message }, 'embedded PostgreSQL') });
+  const database = new Database({ connectionString: embedded.connectionString, maxConnections: options.maxConnections ?? 20 });
+  return {
+    database,
+    kind: 'embedded',
+    async close() {
+      await database.close();
+      await embedded.stop();
+    },
+  };
+}
