@@ -1,0 +1,104 @@
+import type { Patient, Resource } from '@medplum/fhirtypes';
+import type { Queryable } from '../../storage/database.ts';
+import type { SiteContext } from '../site-context.ts';
+import { isResourceId } from './index-values.ts';
+import { isStoredResourceType } from './search-parameters.ts';
+
+/**
+ * Reads of the versioned store: read, vread and instance history
+ * (https://hl7.org/fhir/R4/http.html#read, #vread, #history). An id of another site, of an
+ * unknown type or of invalid syntax reads exactly like an id that does not exist.
+ */
+
+export async function readCurrent<T extends Resource>(db: Queryable, site: SiteContext, type: string, id: string): Promise<T | undefined> {
+  if (!isStoredResourceType(type) || !isResourceId(id)) return undefined;
+  const { rows } = await db.query<{ content: T }>(
+    'SELECT content FROM clinical_resource WHERE site_id = $1 AND resource_type = $2 AND id = $3',
+    [site.siteId, type, id],
+  );
+  return rows[0]?.content;
+}
+
+export async function readVersion<T extends Resource>(
+  db: Queryable,
+  site: SiteContext,
+  type: string,
+  id: string,
+  versionId: string,
+): Promise<T | undefined> {
+  if (!isStoredResourceType(type) || !isResourceId(id) || !/^[1-9]\d{0,8}$/.test(versionId)) return undefined;
+  const { rows } = await db.query<{ content: T }>(
+    `SELECT content FROM clinical_resource_version
+      WHERE site_id = $1 AND resource_type = $2 AND id = $3 AND version_id = $4`,
+    [site.siteId, type, id, Number(versionId)],
+  );
+  return rows[0]?.content;
+}
+
+export interface HistoryPage<T extends Resource> {
+  /** Newest first. */
+  versions: T[];
+  total: number;
+}
+
+/** Versions of one resource, newest first; undefined when the resource is not in the site. */
+export async function readHistory<T extends Resource>(
+  db: Queryable,
+  site: SiteContext,
+  type: string,
+  id: string,
+  options: { count: number; beforeVersion?: number },
+): Promise<HistoryPage<T> | undefined> {
+  if (!isStoredResourceType(type) || !isResourceId(id)) return undefined;
+  const current = await db.query<{ version_id: number }>(
+    'SELECT version_id FROM clinical_resource WHERE site_id = $1 AND resource_type = $2 AND id = $3',
+    [site.siteId, type, id],
+  );
+  const head = current.rows[0];
+  if (!head) return undefined;
+  const { rows } = await db.query<{ content: T }>(
+    `SELECT content FROM clinical_resource_version
+      WHERE site_id = $1 AND resource_type = $2 AND id = $3 AND version_id < $4
+      ORDER BY version_id DESC LIMIT $5`,
+    [site.siteId, type, id, options.beforeVersion ?? head.version_id + 1, options.count],
+  );
+  return { versions: rows.map((row) => row.content), total: head.version_id };
+}
+
+export async function readByIdentifier<T extends Resource>(
+  db: Queryable,
+  site: SiteContext,
+  type: string,
+  identifier: { system?: string; value: string },
+): Promise<T[]> {
+  if (!isStoredResourceType(type)) return [];
+  const { rows } = await db.query<{ content: T }>(
+    `SELECT r.content FROM clinical_resource r
+      WHERE r.site_id = $1 AND r.resource_type = $2 AND r.id IN (
+        SELECT t.resource_id FROM clinical_resource_token t
+         WHERE t.site_id = $1 AND t.resource_type = $2 AND t.param = 'identifier' AND t.code = $3
+           AND ($4::text IS NULL OR t.system = $4))
+      ORDER BY r.seq`,
+    [site.siteId, type, identifier.value, identifier.system ?? null],
+  );
+  return rows.map((row) => row.content);
+}
+
+export async function readPatientByBusinessIdentifier(db: Queryable, site: SiteContext, value: string): Promise<Patient | undefined> {
+  const { rows } = await db.query<{ content: Patient }>(
+    `SELECT content FROM clinical_resource
+      WHERE site_id = $1 AND resource_type = 'Patient' AND active AND business_identifier = $2`,
+    [site.siteId, value],
+  );
+  return rows[0]?.content;
+}
+
+/** Every stored resource whose subject or patient is the patient, in creation order. */
+export async function readPatientCompartment(db: Queryable, site: SiteContext, patientId: string): Promise<Resource[]> {
+  if (!isResourceId(patientId)) return [];
+  const { rows } = await db.query<{ content: Resource }>(
+    'SELECT content FROM clinical_resource WHERE site_id = $1 AND patient_id = $2 ORDER BY seq',
+    [site.siteId, patientId],
+  );
+  return rows.map((row) => row.content);
+}

@@ -1,0 +1,100 @@
+import type { Patient, Resource } from '@medplum/fhirtypes';
+import type { Queryable } from '../../storage/database.ts';
+import { DomainError } from '../errors.ts';
+import type { SiteContext } from '../site-context.ts';
+import {
+  readByIdentifier,
+  readCurrent,
+  readHistory,
+  readPatientByBusinessIdentifier,
+  readPatientCompartment,
+  readVersion,
+  type HistoryPage,
+} from './read.ts';
+import { searchResources, type SearchRequest, type SearchResult } from './search.ts';
+import { inTransaction } from './store-transaction.ts';
+import { insertResource, lockedPatientByBusinessIdentifier, lockKey, replaceResource } from './write.ts';
+
+/**
+ * The versioned, site-scoped clinical record store that every surface writes through (FHIR,
+ * HL7 v2/v3, imaging). The site is fixed when the store is made, so no call can reach another
+ * site's rows. Given a Transaction, every call runs inside it (the caller commits); given the
+ * Database, each write runs in a transaction of its own.
+ */
+export interface ResourceStore {
+  readonly site: SiteContext;
+  /** Stores a new resource: new UUID id (a client id is ignored), meta.versionId "1", meta.lastUpdated. */
+  create<T extends Resource>(resource: T): Promise<T>;
+  /** The current version; undefined for an unknown, foreign or syntactically invalid id. */
+  read<T extends Resource>(type: T['resourceType'], id: string): Promise<T | undefined>;
+  vread<T extends Resource>(type: T['resourceType'], id: string, versionId: string): Promise<T | undefined>;
+  /** A new version. DomainError 'not-found' when the id is not in the site, 'precondition-failed' on a stale version. */
+  update<T extends Resource>(resource: T, options?: { ifMatchVersion?: string }): Promise<T>;
+  /** Versions newest first; undefined when the resource is not in the site. */
+  history<T extends Resource>(
+    type: T['resourceType'],
+    id: string,
+    options?: { count?: number; beforeVersion?: number },
+  ): Promise<HistoryPage<T> | undefined>;
+  findByIdentifier<T extends Resource>(type: T['resourceType'], identifier: { system?: string; value: string }): Promise<T[]>;
+  /** The active patient whose business identifier (identifier[0].value) is `value`. */
+  findPatientByBusinessIdentifier(value: string): Promise<Patient | undefined>;
+  /**
+   * The active patient with that business identifier, or a new one made from `build()`, atomically:
+   * concurrent callers with one identifier get the same patient. `build` must give a Patient whose
+   * identifier[0].value is `value`.
+   */
+  findOrCreatePatient(value: string, build: () => Patient): Promise<{ patient: Patient; created: boolean }>;
+  /** Every non-Patient resource whose subject/patient is the patient, in creation order. */
+  listPatientCompartment(patientId: string): Promise<Resource[]>;
+  search(request: SearchRequest): Promise<SearchResult>;
+  /**
+   * Runs `find` and, when it finds nothing, `create`, while holding a lock on `criteriaKey` in this
+   * site: concurrent conditional creates with the same criteria make exactly one resource
+   * (https://hl7.org/fhir/R4/http.html#ccreate).
+   */
+  createIfNoneExist<T extends Resource>(
+    criteriaKey: string,
+    find: (store: ResourceStore) => Promise<Resource[]>,
+    resource: T,
+  ): Promise<{ outcome: 'created'; resource: T } | { outcome: 'exists'; resource: Resource } | { outcome: 'ambiguous'; count: number }>;
+}
+
+export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
+  const store: ResourceStore = {
+    site,
+    create: (resource) => inTransaction(db, (tx) => insertResource(tx, site, resource)),
+    read: (type, id) => readCurrent(db, site, type, id),
+    vread: (type, id, versionId) => readVersion(db, site, type, id, versionId),
+    update: (resource, options) => inTransaction(db, (tx) => replaceResource(tx, site, resource, options)),
+    history: (type, id, options = {}) => readHistory(db, site, type, id, { count: options.count ?? 100, ...options }),
+    findByIdentifier: (type, identifier) => readByIdentifier(db, site, type, identifier),
+    findPatientByBusinessIdentifier: (value) => readPatientByBusinessIdentifier(db, site, value),
+    findOrCreatePatient: (value, build) =>
+      inTransaction(db, async (tx) => {
+        const existing = await lockedPatientByBusinessIdentifier(tx, site, value);
+        if (existing) return { patient: existing, created: false };
+        const patient = build();
+        if (patient.identifier?.[0]?.value !== value) {
+          throw new DomainError('invalid', 'the new patient must carry the business identifier as identifier[0].value', [
+            { message: 'identifier[0].value differs from the business identifier looked up', location: 'Patient.identifier[0].value' },
+          ]);
+        }
+        return { patient: await insertResource(tx, site, patient), created: true };
+      }),
+    listPatientCompartment: (patientId) => readPatientCompartment(db, site, patientId),
+    search: (request) => searchResources(db, site, request),
+    createIfNoneExist: (criteriaKey, find, resource) =>
+      inTransaction(db, async (tx) => {
+        await lockKey(tx, `conditional-create|${site.siteId}|${resource.resourceType}|${criteriaKey}`);
+        const found = await find(resourceStore(tx, site));
+        if (found.length === 1) return { outcome: 'exists' as const, resource: found[0]! };
+        if (found.length > 1) return { outcome: 'ambiguous' as const, count: found.length };
+        return { outcome: 'created' as const, resource: await insertResource(tx, site, resource) };
+      }),
+  };
+  return store;
+}
+
+export type { HistoryPage } from './read.ts';
+export type { SearchCondition, SearchPosition, SearchRequest, SearchResult, SearchSort, TokenValue } from './search.ts';

@@ -1,0 +1,180 @@
+import type { Resource } from '@medplum/fhirtypes';
+import type { Queryable } from '../../storage/database.ts';
+import type { SiteContext } from '../site-context.ts';
+import { isResourceId, normalizeForNameSearch } from './index-values.ts';
+import type { StoredResourceType } from './search-parameters.ts';
+
+/**
+ * The search engine of the store, in domain terms: conditions are ANDed, the values inside one
+ * condition ORed (https://hl7.org/fhir/R4/search.html#combining). Every condition is served by an
+ * index of migration 0100, and paging is keyset paging, so a page costs the same wherever it is.
+ */
+
+export type ComparisonPrefix = 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge';
+
+/** system undefined: any system; system '': no system; code undefined: any code of the system. */
+export interface TokenValue {
+  system?: string;
+  code?: string;
+}
+
+export type SearchCondition =
+  | { kind: 'id'; ids: string[] }
+  | { kind: 'token'; param: string; values: TokenValue[] }
+  | { kind: 'patient'; ids: string[] }
+  | { kind: 'name'; values: string[] }
+  | { kind: 'birthdate'; values: { prefix: ComparisonPrefix; start: string; end: string }[] }
+  | { kind: 'last-updated'; values: { prefix: ComparisonPrefix; start: Date; end: Date }[] };
+
+export type SearchSort = 'created' | '_lastUpdated' | '-_lastUpdated';
+
+/** Where the previous page ended. `asOf` bounds _lastUpdated-sorted paging (see below). */
+export interface SearchPosition {
+  seq: string;
+  lastUpdated?: string;
+  asOf?: string;
+}
+
+export interface SearchRequest {
+  type: StoredResourceType;
+  conditions: SearchCondition[];
+  sort: SearchSort;
+  count: number;
+  after?: SearchPosition;
+  total: boolean;
+}
+
+export interface SearchResult {
+  resources: Resource[];
+  total?: number;
+  /** Present when there is another page. */
+  next?: SearchPosition;
+}
+
+class SqlBuilder {
+  readonly params: unknown[] = [];
+  add(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+}
+
+export async function searchResources(db: Queryable, site: SiteContext, request: SearchRequest): Promise<SearchResult> {
+  const sql = new SqlBuilder();
+  const where = [`r.site_id = ${sql.add(site.siteId)}`, `r.resource_type = ${sql.add(request.type)}`];
+  for (const condition of request.conditions) where.push(conditionSql(sql, condition));
+
+  // Creation order (seq) never changes, so default paging has no duplicates or gaps while
+  // resources are updated. Ordered by _lastUpdated, an update moves a resource; so every page
+  // of such a search sees the data as of its first page: resources changed later are left out
+  // (a client syncing with _lastUpdated=gt… picks them up) rather than shown twice.
+  const lastUpdatedSort = request.sort !== 'created';
+  const asOf = lastUpdatedSort ? (request.after?.asOf ?? new Date().toISOString()) : undefined;
+  if (asOf !== undefined) where.push(`r.last_updated <= ${sql.add(asOf)}`);
+
+  let total: number | undefined;
+  if (request.total) {
+    const counted = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM clinical_resource r WHERE ${where.join(' AND ')}`, [
+      ...sql.params,
+    ]);
+    total = counted.rows[0]!.n;
+  }
+
+  const pageWhere = [...where];
+  const after = request.after;
+  let order: string;
+  if (request.sort === 'created') {
+    if (after) pageWhere.push(`r.seq > ${sql.add(after.seq)}`);
+    order = 'r.seq ASC';
+  } else {
+    const direction = request.sort === '_lastUpdated' ? '>' : '<';
+    if (after?.lastUpdated) {
+      pageWhere.push(`(r.last_updated, r.seq) ${direction} (${sql.add(after.lastUpdated)}::timestamptz, ${sql.add(after.seq)}::bigint)`);
+    }
+    order = request.sort === '_lastUpdated' ? 'r.last_updated ASC, r.seq ASC' : 'r.last_updated DESC, r.seq DESC';
+  }
+  const { rows } = await db.query<{ content: Resource; seq: string; last_updated: Date }>(
+    `SELECT r.content, r.seq::text AS seq, r.last_updated FROM clinical_resource r
+      WHERE ${pageWhere.join(' AND ')} ORDER BY ${order} LIMIT ${sql.add(request.count + 1)}`,
+    sql.params,
+  );
+  const page = rows.slice(0, request.count);
+  const last = page[page.length - 1];
+  const result: SearchResult = { resources: page.map((row) => row.content) };
+  if (total !== undefined) result.total = total;
+  if (rows.length > request.count && last) {
+    result.next = { seq: last.seq };
+    if (lastUpdatedSort) {
+      // Stored from meta.lastUpdated, so millisecond precision round-trips exactly.
+      result.next.lastUpdated = last.last_updated.toISOString();
+      result.next.asOf = asOf!;
+    }
+  }
+  return result;
+}
+
+function conditionSql(sql: SqlBuilder, condition: SearchCondition): string {
+  switch (condition.kind) {
+    case 'id': {
+      const ids = condition.ids.filter(isResourceId);
+      return ids.length === 0 ? 'false' : `r.id = ANY(${sql.add(ids)}::uuid[])`;
+    }
+    case 'patient': {
+      const ids = condition.ids.filter(isResourceId);
+      return ids.length === 0 ? 'false' : `r.patient_id = ANY(${sql.add(ids)}::uuid[])`;
+    }
+    case 'token': {
+      const alternatives = condition.values.map((value) => {
+        const parts: string[] = [];
+        if (value.code !== undefined) parts.push(`t.code = ${sql.add(value.code)}`);
+        if (value.system !== undefined) parts.push(`t.system = ${sql.add(value.system)}`);
+        return parts.length === 0 ? 'true' : `(${parts.join(' AND ')})`;
+      });
+      return `r.id IN (SELECT t.resource_id FROM clinical_resource_token t
+        WHERE t.site_id = r.site_id AND t.site_id = $1 AND t.resource_type = $2 AND t.param = ${sql.add(condition.param)}
+          AND (${alternatives.join(' OR ')}))`;
+    }
+    case 'name':
+      return `(${condition.values
+        .map((value) => `r.name_search LIKE ${sql.add(`%${escapeLike(normalizeForNameSearch(value))}%`)}`)
+        .join(' OR ')})`;
+    case 'birthdate':
+      return `(${condition.values
+        .map((value) => rangeSql(value.prefix, 'r.birth_date_start', 'r.birth_date_end', sql.add(value.start), sql.add(value.end), '::date', true))
+        .join(' OR ')})`;
+    case 'last-updated':
+      return `(${condition.values
+        .map((value) =>
+          rangeSql(value.prefix, 'r.last_updated', 'r.last_updated', sql.add(value.start.toISOString()), sql.add(value.end.toISOString()), '::timestamptz', false),
+        )
+        .join(' OR ')})`;
+  }
+}
+
+/**
+ * FHIR date comparison of a target range [low, high] with a search range [start, end]
+ * (search.html#prefix). Day ranges are inclusive at both ends; instant ranges end exclusively.
+ */
+function rangeSql(prefix: ComparisonPrefix, low: string, high: string, start: string, end: string, cast: string, inclusiveEnd: boolean): string {
+  const s = `${start}${cast}`;
+  const e = `${end}${cast}`;
+  const eq = inclusiveEnd ? `(${low} >= ${s} AND ${high} <= ${e})` : `(${low} >= ${s} AND ${high} < ${e})`;
+  switch (prefix) {
+    case 'eq':
+      return eq;
+    case 'ne':
+      return `(${low} IS NOT NULL AND NOT ${eq})`;
+    case 'lt':
+      return `${low} < ${s}`;
+    case 'le':
+      return inclusiveEnd ? `${low} <= ${e}` : `${low} < ${e}`;
+    case 'gt':
+      return inclusiveEnd ? `${high} > ${e}` : `${high} >= ${e}`;
+    case 'ge':
+      return `${high} >= ${s}`;
+  }
+}
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (char) => `\\${char}`);
+}
