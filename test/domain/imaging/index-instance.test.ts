@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { findInstance, indexInstance } from '../../../src/domain/imaging/index-instance.ts';
+import { getStudy, listWorklist } from '../../../src/domain/imaging/worklist.ts';
+import { isDomainError } from '../../../src/domain/errors.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+import { createTestSite } from '../../support/sites.ts';
+import { receivedInstance, sha256, uid } from './fixtures.ts';
+
+let db: TestDatabase;
+before(async () => {
+  db = await createTestDatabase();
+});
+after(() => db.drop());
+
+test('a new instance creates its study and series with the worklist attributes', async () => {
+  const site = await createTestSite(db.database);
+  const instance = receivedInstance();
+  const result = await db.database.transaction((tx) => indexInstance(tx, site, instance));
+  assert.equal(result.outcome, 'stored');
+  assert.equal(result.storagePath, instance.storagePath);
+  assert.equal(result.studyInstanceUid, instance.studyInstanceUid);
+
+  const stored = await findInstance(db.database, site, instance.sopInstanceUid);
+  assert.equal(stored?.id, result.instanceId);
+  assert.equal(stored?.sha256, instance.sha256);
+  assert.equal(stored?.sizeBytes, 9830);
+  assert.equal(stored?.callingAeTitle, 'STORESCU');
+  assert.equal(stored?.remoteAddress, '127.0.0.1');
+  assert.equal(stored?.instanceNumber, 1);
+
+  const study = await getStudy(db.database, site, instance.studyInstanceUid);
+  assert.ok(study);
+  assert.equal(study.dicomPatientId, '4MR1');
+  assert.equal(study.patientName, 'CompressedSamples^MR1');
+  assert.equal(study.patientDisplayName, 'CompressedSamples, MR1');
+  assert.equal(study.patientBirthDate, '1970-01-01');
+  assert.equal(study.patientSex, 'F');
+  assert.equal(study.studyDate, '2004-08-26');
+  assert.equal(study.studyTime, '18:50:59');
+  assert.equal(study.accessionNumber, 'ACC1');
+  assert.deepEqual(study.modalities, ['MR']);
+  assert.equal(study.instanceCount, 1);
+  assert.equal(study.seriesCount, 1);
+  assert.equal(study.series[0]?.seriesNumber, 1);
+  assert.equal(study.series[0]?.seriesDescription, 'T1');
+});
+
+test('the same instance sent again with the same bytes succeeds and changes nothing', async () => {
+  const site = await createTestSite(db.database);
+  const instance = receivedInstance();
+  const first = await db.database.transaction((tx) => indexInstance(tx, site, instance));
+  const again = await db.database.transaction((tx) =>
+    indexInstance(tx, site, { ...instance, storagePath: 'dicom/other-copy.dcm', callingAeTitle: 'OTHER' }),
+  );
+  assert.equal(again.outcome, 'duplicate-identical');
+  assert.equal(again.instanceId, first.instanceId);
+  assert.equal(again.storagePath, instance.storagePath, 'the kept file is the first one');
+  const stored = await findInstance(db.database, site, instance.sopInstanceUid);
+  assert.equal(stored?.callingAeTitle, 'STORESCU');
+  const { total, studies } = await listWorklist(db.database, site, { limit: 10, offset: 0 });
+  assert.equal(total, 1);
+  assert.equal(studies[0]?.instanceCount, 1);
+});
+
+test('the same SOP Instance UID with different bytes keeps the first instance', async () => {
+  const site = await createTestSite(db.database);
+  const instance = receivedInstance();
+  await db.database.transaction((tx) => indexInstance(tx, site, instance));
+  const different = await db.database.transaction((tx) =>
+    indexInstance(tx, site, { ...instance, sha256: sha256('other bytes'), storagePath: 'dicom/second.dcm', sizeBytes: 1 }),
+  );
+  assert.equal(different.outcome, 'duplicate-different');
+  assert.equal(different.storagePath, instance.storagePath);
+  const stored = await findInstance(db.database, site, instance.sopInstanceUid);
+  assert.equal(stored?.sha256, instance.sha256);
+  assert.equal(stored?.sizeBytes, 9830);
+});
+
+test('concurrent stores of one SOP Instance UID index it once', async () => {
+  const site = await createTestSite(db.database);
+  const instance = receivedInstance();
+  const results = await Promise.all(
+    Array.from({ length: 6 }, () => db.database.transaction((tx) => indexInstance(tx, site, instance))),
+  );
+  assert.deepEqual(results.map((r) => r.outcome).sort(), ['duplicate-identical', 'duplicate-identical', 'duplicate-identical', 'duplicate-identical', 'duplicate-identical', 'stored']);
+  assert.equal(new Set(results.map((r) => r.instanceId)).size, 1);
+});
+
+test('concurrent instances of one study all land in it', async () => {
+  const site = await createTestSite(db.database);
+  const studyInstanceUid = uid();
+  const seriesInstanceUid = uid();
+  const results = await Promise.all(
+    Array.from({ length: 8 }, (_, n) =>
+      db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ studyInstanceUid, seriesInstanceUid, instanceNumber: String(n + 1) }))),
+    ),
+  );
+  assert.ok(results.every((r) => r.outcome === 'stored'));
+  const study = await getStudy(db.database, site, studyInstanceUid);
+  assert.equal(study?.instanceCount, 8);
+  assert.equal(study?.seriesCount, 1);
+  assert.equal(study?.sizeBytes, 8 * 9830);
+});
+
+test('study attributes come from the first instance; later ones only fill gaps; modalities accumulate', async () => {
+  const site = await createTestSite(db.database);
+  const studyInstanceUid = uid();
+  await db.database.transaction((tx) =>
+    indexInstance(tx, site, receivedInstance({ studyInstanceUid, studyDescription: undefined, accessionNumber: '', modality: 'CT' })),
+  );
+  const second = await db.database.transaction((tx) =>
+    indexInstance(tx, site, receivedInstance({ studyInstanceUid, patientId: 'OTHER', studyDescription: 'Filled later', accessionNumber: 'A2', modality: 'SR' })),
+  );
+  assert.equal(second.outcome, 'stored');
+  assert.match(second.warnings[0] ?? '', /PatientID 4MR1/);
+  const study = await getStudy(db.database, site, studyInstanceUid);
+  assert.equal(study?.dicomPatientId, '4MR1');
+  assert.equal(study?.studyDescription, 'Filled later');
+  assert.equal(study?.accessionNumber, 'A2');
+  assert.deepEqual(study?.modalities, ['CT', 'SR']);
+  assert.equal(study?.seriesCount, 2);
+});
+
+test('malformed descriptive values are indexed as absent, not refused', async () => {
+  const site = await createTestSite(db.database);
+  const instance = receivedInstance({
+    studyDate: '20041332',
+    studyTime: '25',
+    patientBirthDate: 'unknown',
+    patientSex: 'X',
+    seriesNumber: '1.5',
+    instanceNumber: '99999999999',
+    modality: 'm r!',
+    patientName: '^^^^',
+    studyDescription: `  padded\u0000 `,
+  });
+  const result = await db.database.transaction((tx) => indexInstance(tx, site, instance));
+  assert.equal(result.outcome, 'stored');
+  const study = await getStudy(db.database, site, instance.studyInstanceUid);
+  assert.equal(study?.studyDate, null);
+  assert.equal(study?.studyTime, null);
+  assert.equal(study?.patientBirthDate, null);
+  assert.equal(study?.patientSex, null);
+  assert.equal(study?.patientName, '^^^^');
+  assert.equal(study?.patientDisplayName, null);
+  assert.equal(study?.studyDescription, 'padded');
+  assert.deepEqual(study?.modalities, []);
+  assert.equal(study?.series[0]?.seriesNumber, null);
+  assert.equal((await findInstance(db.database, site, instance.sopInstanceUid))?.instanceNumber, null);
+});
+
+test('identifying values that the index cannot key on are refused', async () => {
+  const site = await createTestSite(db.database);
+  const cases: [string, Partial<Parameters<typeof receivedInstance>[0]>][] = [
+    ['sopInstanceUid', { sopInstanceUid: '' }],
+    ['sopInstanceUid', { sopInstanceUid: '1.2.abc' }],
+    ['studyInstanceUid', { studyInstanceUid: `1.${'2'.repeat(70)}` }],
+    ['seriesInstanceUid', { seriesInstanceUid: '1.2 3' }],
+    ['sopClassUid', { sopClassUid: 'MR' }],
+    ['transferSyntaxUid', { transferSyntaxUid: '' }],
+    ['storagePath', { storagePath: '/etc/passwd' }],
+    ['storagePath', { storagePath: 'dicom/../../escape.dcm' }],
+    ['storagePath', { storagePath: '' }],
+    ['sizeBytes', { sizeBytes: -1 }],
+    ['sizeBytes', { sizeBytes: 1.5 }],
+    ['sha256', { sha256: 'abc' }],
+  ];
+  for (const [location, overrides] of cases) {
+    await assert.rejects(
+      db.database.transaction((tx) => indexInstance(tx, site, receivedInstance(overrides))),
+      (error) => isDomainError(error, 'invalid') && error.issues.some((issue) => issue.location === location),
+      location,
+    );
+  }
+  assert.equal((await listWorklist(db.database, site, { limit: 10, offset: 0 })).total, 0);
+});
+
+test('a UID padded with a trailing NUL, as DICOM pads UIDs, is the same UID', async () => {
+  const site = await createTestSite(db.database);
+  const instance = receivedInstance();
+  await db.database.transaction((tx) => indexInstance(tx, site, { ...instance, sopInstanceUid: `${instance.sopInstanceUid}\u0000` }));
+  assert.ok(await findInstance(db.database, site, instance.sopInstanceUid));
+});
+
+test('a series already indexed under another study is refused and nothing is written', async () => {
+  const site = await createTestSite(db.database);
+  const first = receivedInstance();
+  await db.database.transaction((tx) => indexInstance(tx, site, first));
+  const stray = receivedInstance({ seriesInstanceUid: first.seriesInstanceUid });
+  await assert.rejects(
+    db.database.transaction((tx) => indexInstance(tx, site, stray)),
+    (error) => isDomainError(error, 'invalid') && /belongs to study/.test(error.message),
+  );
+  assert.equal(await findInstance(db.database, site, stray.sopInstanceUid), undefined);
+  assert.equal(await getStudy(db.database, site, stray.studyInstanceUid), undefined);
+});
+
+test('the same UIDs in two sites are two independent instances', async () => {
+  const [a, b] = [await createTestSite(db.database), await createTestSite(db.database)];
+  const instance = receivedInstance();
+  const inA = await db.database.transaction((tx) => indexInstance(tx, a, instance));
+  const inB = await db.database.transaction((tx) => indexInstance(tx, b, { ...instance, sha256: sha256('b') }));
+  assert.equal(inA.outcome, 'stored');
+  assert.equal(inB.outcome, 'stored');
+  assert.notEqual(inA.instanceId, inB.instanceId);
+  assert.equal((await findInstance(db.database, a, instance.sopInstanceUid))?.sha256, instance.sha256);
+  assert.equal((await findInstance(db.database, b, instance.sopInstanceUid))?.sha256, sha256('b'));
+  const c = await createTestSite(db.database);
+  assert.equal(await findInstance(db.database, c, instance.sopInstanceUid), undefined);
+  assert.equal(await getStudy(db.database, c, instance.studyInstanceUid), undefined);
+});
