@@ -1,0 +1,197 @@
+/**
+ * The site's inbound message log, shared by HL7 v2 and HL7 v3 intake.
+ *
+ * Use: inside the transaction that applies a message, call recordMessage after the clinical
+ * changes; commit; only then send the acknowledgement (DESIGN.md section 2, durability). Before
+ * applying, findLoggedMessage(key) tells whether this sender already delivered this control id:
+ * if so, answer with the stored ackText and change nothing. Two copies racing past that check
+ * meet at the unique index: recordMessage then throws a DuplicateMessageError, the caller's
+ * transaction rolls back, and the caller answers with findLoggedMessage's stored ACK.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Queryable, Transaction } from '../../storage/database.ts';
+import { uniqueViolation } from '../../storage/errors.ts';
+import type { SiteContext } from '../site-context.ts';
+
+export type MessageProtocol = 'hl7v2' | 'hl7v3';
+export type MessageTransport = 'http' | 'mllp';
+/** processed: applied (AA / CA); error: refused for its content (AE); rejected: refused for its kind or sender (AR). */
+export type MessageOutcome = 'processed' | 'error' | 'rejected';
+
+/** Who sent which message: the idempotency key within a site. */
+export interface MessageKey {
+  protocol: MessageProtocol;
+  /** v2: MSH-3 as ER7 text; v3: sender device id (root^extension). */
+  sendingApplication: string;
+  /** v2: MSH-4; v3: sender organisation id, or ''. */
+  sendingFacility: string;
+  /** v2: MSH-10; v3: message id. */
+  controlId: string;
+}
+
+export interface MessageProblem {
+  severity: 'error' | 'warning' | 'information';
+  /** Protocol code, e.g. HL7 table 0357 "101". */
+  code: string;
+  location?: string;
+  message: string;
+}
+
+export interface NewMessage {
+  protocol: MessageProtocol;
+  transport: MessageTransport;
+  sendingApplication: string;
+  sendingFacility: string;
+  /** undefined when the message had no readable control id (never deduplicated then). */
+  controlId?: string;
+  messageType: string;
+  outcome: MessageOutcome;
+  ackCode: string;
+  problems: MessageProblem[];
+  /** The acknowledgement exactly as sent, returned again for a duplicate. */
+  ackText: string;
+  raw: Uint8Array;
+  remoteAddress?: string;
+  receivedAt?: Date;
+}
+
+export interface LoggedMessageSummary {
+  id: string;
+  protocol: MessageProtocol;
+  transport: MessageTransport;
+  sendingApplication: string;
+  sendingFacility: string;
+  controlId: string | null;
+  messageType: string;
+  outcome: MessageOutcome;
+  ackCode: string;
+  problems: MessageProblem[];
+  remoteAddress: string | null;
+  receivedAt: string;
+}
+
+export interface LoggedMessage extends LoggedMessageSummary {
+  ackText: string;
+  raw: Buffer;
+}
+
+export class DuplicateMessageError extends Error {
+  override readonly name = 'DuplicateMessageError';
+}
+
+const summaryColumns =
+  'id, seq, protocol, transport, sending_application, sending_facility, control_id, message_type, outcome, ack_code, problems, remote_address, received_at';
+
+interface Row {
+  id: string;
+  seq: string;
+  protocol: MessageProtocol;
+  transport: MessageTransport;
+  sending_application: string;
+  sending_facility: string;
+  control_id: string | null;
+  message_type: string;
+  outcome: MessageOutcome;
+  ack_code: string;
+  problems: MessageProblem[];
+  remote_address: string | null;
+  received_at: Date;
+  ack_text?: string;
+  raw?: Buffer;
+}
+
+function toSummary(row: Row): LoggedMessageSummary {
+  return {
+    id: row.id,
+    protocol: row.protocol,
+    transport: row.transport,
+    sendingApplication: row.sending_application,
+    sendingFacility: row.sending_facility,
+    controlId: row.control_id,
+    messageType: row.message_type,
+    outcome: row.outcome,
+    ackCode: row.ack_code,
+    problems: row.problems,
+    remoteAddress: row.remote_address,
+    receivedAt: row.received_at.toISOString(),
+  };
+}
+
+export async function findLoggedMessage(db: Queryable, site: SiteContext, key: MessageKey): Promise<LoggedMessage | undefined> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${summaryColumns}, ack_text, raw FROM inbound_message
+      WHERE site_id = $1 AND protocol = $2 AND sending_application = $3 AND sending_facility = $4 AND control_id = $5`,
+    [site.siteId, key.protocol, key.sendingApplication, key.sendingFacility, key.controlId],
+  );
+  const row = rows[0];
+  return row ? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! } : undefined;
+}
+
+/** Writes one log entry in the caller's transaction; throws DuplicateMessageError on a repeated key. */
+export async function recordMessage(tx: Transaction, site: SiteContext, message: NewMessage): Promise<{ id: string }> {
+  const id = randomUUID();
+  try {
+    // A savepoint keeps the caller's transaction usable if the key turns out to be taken.
+    await tx.query('SAVEPOINT record_message');
+    await tx.query(
+      `INSERT INTO inbound_message (site_id, id, protocol, transport, sending_application, sending_facility, control_id,
+         message_type, outcome, ack_code, problems, ack_text, raw, remote_address, received_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+      [
+        site.siteId,
+        id,
+        message.protocol,
+        message.transport,
+        message.sendingApplication,
+        message.sendingFacility,
+        message.controlId === undefined || message.controlId === '' ? null : message.controlId,
+        message.messageType,
+        message.outcome,
+        message.ackCode,
+        JSON.stringify(message.problems),
+        message.ackText,
+        Buffer.from(message.raw),
+        message.remoteAddress ?? null,
+        message.receivedAt ?? new Date(),
+      ],
+    );
+    await tx.query('RELEASE SAVEPOINT record_message');
+  } catch (error) {
+    if (uniqueViolation(error)?.constraint === 'inbound_message_control_id_key') {
+      await tx.query('ROLLBACK TO SAVEPOINT record_message');
+      throw new DuplicateMessageError('this sender already delivered a message with this control id', { cause: error });
+    }
+    throw error;
+  }
+  return { id };
+}
+
+export interface MessagePage {
+  messages: LoggedMessageSummary[];
+  /** Pass as `before` to read the next (older) page; absent on the last page. */
+  nextBefore?: string;
+}
+
+/** Newest first. `before` is the cursor of a previous page. */
+export async function listMessages(db: Queryable, site: SiteContext, options: { limit?: number; before?: string } = {}): Promise<MessagePage> {
+  const limit = Math.min(Math.max(Math.trunc(options.limit ?? 50), 1), 500);
+  const before = options.before !== undefined && /^\d{1,18}$/.test(options.before) ? options.before : undefined;
+  const { rows } = await db.query<Row>(
+    `SELECT ${summaryColumns} FROM inbound_message
+      WHERE site_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint)
+      ORDER BY seq DESC LIMIT $3`,
+    [site.siteId, before ?? null, limit + 1],
+  );
+  const page = rows.slice(0, limit);
+  const result: MessagePage = { messages: page.map(toSummary) };
+  if (rows.length > limit) result.nextBefore = page[page.length - 1]!.seq;
+  return result;
+}
+
+/** One message with its raw bytes and acknowledgement; undefined for another site's id. */
+export async function getMessage(db: Queryable, site: SiteContext, id: string): Promise<LoggedMessage | undefined> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
+  const { rows } = await db.query<Row>(`SELECT ${summaryColumns}, ack_text, raw FROM inbound_message WHERE site_id = $1 AND id = $2`, [site.siteId, id]);
+  const row = rows[0];
+  return row ? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! } : undefined;
+}

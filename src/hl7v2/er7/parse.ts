@@ -1,0 +1,179 @@
+/**
+ * ER7 (pipe-and-hat) reader for one HL7 v2 message, HL7 v2.5.1 chapter 2.
+ *
+ * Written here because no maintained npm package does the whole job: @medplum/core's Hl7Message
+ * neither unescapes nor honours MSH-18, and the older packages (simple-hl7, hl7-standard,
+ * hl7parser) decode bytes as UTF-8 regardless of MSH-18 and leave escapes undecoded.
+ *
+ * Bytes are turned into characters once, in the charset that MSH-18 declares (else the sender's
+ * agreed default), then split by the delimiters of MSH-1/MSH-2, then each leaf is unescaped.
+ * Splitting before unescaping is what makes \F\ \S\ \T\ \R\ safe.
+ */
+import { decodeBytes, isSevenBit, supportedCharset, type SupportedCharset } from './charset.ts';
+import type { Delimiters } from './delimiters.ts';
+import { unescapeText } from './escape.ts';
+import type { Field, Hl7Message, Segment } from './message.ts';
+import { errorCodes, error, warning, type Problem } from '../problems.ts';
+
+export interface ParseOptions {
+  /** Charset for messages whose MSH-18 is empty (the integration client's default). */
+  defaultCharset: SupportedCharset;
+  /** Largest message accepted, in bytes. */
+  maxBytes: number;
+}
+
+export interface ParseResult {
+  /** Present whenever an MSH segment could be read, even if later segments are broken. */
+  message?: Hl7Message;
+  /** Errors (severity E) make the message unacceptable; warnings (W) do not. */
+  problems: Problem[];
+}
+
+const utf8Bom = [0xef, 0xbb, 0xbf];
+const segmentName = /^[A-Z][A-Z0-9]{2}$/;
+
+export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult {
+  let bytes = input;
+  let hadBom = false;
+  if (bytes.length >= 3 && bytes[0] === utf8Bom[0] && bytes[1] === utf8Bom[1] && bytes[2] === utf8Bom[2]) {
+    bytes = bytes.subarray(3);
+    hadBom = true;
+  }
+  const problems: Problem[] = [];
+  const tooLarge = input.length > options.maxBytes;
+  if (tooLarge) {
+    problems.push(error(errorCodes.dataTypeError, `the message is ${input.length} bytes; the limit is ${options.maxBytes} bytes`));
+    // Only the header is read, to address the acknowledgement.
+    bytes = bytes.subarray(0, Math.min(bytes.length, 64 * 1024));
+  }
+  // Delimiters and MSH-18 are ASCII, so a byte-transparent view finds them before the charset is known.
+  const latin = Buffer.from(bytes).toString('latin1');
+  const start = latin.search(/\S/);
+  if (start < 0 || latin.slice(start, start + 3) !== 'MSH') {
+    problems.push(error(errorCodes.segmentSequenceError, 'the content is not an HL7 v2 message: it does not begin with an MSH segment'));
+    return { problems };
+  }
+  const delimiterResult = readDelimiters(latin.slice(start));
+  if ('problem' in delimiterResult) return { problems: [...problems, delimiterResult.problem] };
+  const { delimiters } = delimiterResult;
+  if (delimiterResult.warning) problems.push(delimiterResult.warning);
+
+  const charsetResult = chooseCharset(bytes, latin.slice(start), delimiters, options.defaultCharset, hadBom, tooLarge);
+  problems.push(...charsetResult.problems);
+  const text = charsetResult.text.slice(charsetResult.text.search(/\S/));
+
+  const segments: Segment[] = [];
+  const counts = new Map<string, number>();
+  const lines = text.split(/\r\n|\r|\n/);
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!;
+    if (line.trim() === '') continue;
+    const name = line.slice(0, 3);
+    if (!segmentName.test(name) || (line.length > 3 && line[3] !== delimiters.field)) {
+      problems.push(
+        error(errorCodes.segmentSequenceError, `line ${index + 1} is not a segment: it must begin with a three-character segment id followed by '${delimiters.field}'`),
+      );
+      continue;
+    }
+    if (name === 'MSH' && segments.length > 0) {
+      problems.push(error(errorCodes.segmentSequenceError, 'the body holds more than one message; send one message per request or frame', { segment: 'MSH', sequence: 2 }));
+      break;
+    }
+    if (segments.length === 0 && name !== 'MSH') break;
+    const sequence = (counts.get(name) ?? 0) + 1;
+    counts.set(name, sequence);
+    segments.push({ name, position: segments.length + 1, sequence, fields: splitFields(line, name, delimiters, charsetResult.charset), raw: line });
+  }
+  if (segments.length === 0) return { problems };
+  return { message: { delimiters, charset: charsetResult.charset, segments }, problems };
+}
+
+function readDelimiters(text: string): { delimiters: Delimiters; warning?: Problem } | { problem: Problem } {
+  const field = text[3];
+  const bad = (message: string) => ({ problem: error(errorCodes.dataTypeError, message, { segment: 'MSH', sequence: 1, field: 2 }) });
+  if (!field || /[\sA-Za-z0-9]/.test(field)) return bad('MSH-1 (field separator) is missing or not a delimiter character');
+  const end = text.indexOf(field, 4);
+  const lineEnd = text.slice(4).search(/[\r\n]/);
+  const encoding = text.slice(4, end < 0 ? (lineEnd < 0 ? undefined : 4 + lineEnd) : end);
+  let chars = encoding;
+  let note: Problem | undefined;
+  // Some exporters write MSH-2 with the escape character doubled ("^~\\&"), as a string literal
+  // would; read as the four standard characters, since a subcomponent separator equal to the
+  // escape character could never be meant.
+  if (chars.length === 5 && chars[2] === chars[3]) {
+    chars = chars[0]! + chars[1]! + chars[2]! + chars[4]!;
+    note = warning(errorCodes.dataTypeError, `MSH-2 "${encoding}" repeats the escape character; read as "${chars}"`, { segment: 'MSH', sequence: 1, field: 2 });
+  }
+  // 4 characters, or 5 from v2.7 on (the fifth is the truncation character, which is not used here).
+  if (chars.length !== 4 && chars.length !== 5) return bad(`MSH-2 (encoding characters) must be 4 characters, got ${JSON.stringify(encoding)}`);
+  const set = new Set([field, ...chars]);
+  if (set.size !== chars.length + 1 || /[\sA-Za-z0-9]/.test(chars)) return bad(`MSH-2 (encoding characters) ${JSON.stringify(encoding)} must be distinct delimiter characters`);
+  const delimiters: Delimiters = { field, component: chars[0]!, repetition: chars[1]!, escape: chars[2]!, subcomponent: chars[3]! };
+  return note ? { delimiters, warning: note } : { delimiters };
+}
+
+function chooseCharset(
+  bytes: Uint8Array,
+  text: string,
+  d: Delimiters,
+  fallback: SupportedCharset,
+  hadBom: boolean,
+  truncated: boolean,
+): { charset: SupportedCharset; text: string; problems: Problem[] } {
+  const header = text.split(/[\r\n]/, 1)[0]!.split(d.field);
+  // header[0] is "MSH" and header[1] is MSH-2, so MSH-n is header[n - 1].
+  const declared = (header[17] ?? '').split(d.repetition)[0]!.split(d.component)[0]!.trim();
+  const location = { segment: 'MSH', sequence: 1, field: 18 };
+  const problems: Problem[] = [];
+  if (declared !== '') {
+    const charset = supportedCharset(declared);
+    if (charset) {
+      const decoded = decodeBytes(bytes, charset);
+      if (decoded !== undefined || truncated) return { charset, text: decoded ?? Buffer.from(bytes).toString('latin1'), problems };
+      return {
+        charset,
+        text: Buffer.from(bytes).toString('latin1'),
+        problems: [error(errorCodes.dataTypeError, `the message declares MSH-18 "${declared}" but its bytes are not valid ${declared}`, location)],
+      };
+    }
+    if (isSevenBit(bytes)) {
+      problems.push(warning(errorCodes.tableValueNotFound, `MSH-18 "${declared}" is not a supported character set; the message is 7-bit ASCII and was read as such`, location));
+      return { charset: 'ASCII', text: Buffer.from(bytes).toString('latin1'), problems };
+    }
+    return {
+      charset: 'ASCII',
+      text: Buffer.from(bytes).toString('latin1'),
+      problems: [error(errorCodes.tableValueNotFound, `MSH-18 "${declared}" is not a supported character set (ASCII, 8859/1, UNICODE UTF-8)`, location)],
+    };
+  }
+  const charset: SupportedCharset = hadBom ? 'UNICODE UTF-8' : fallback;
+  const decoded = decodeBytes(bytes, charset);
+  if (decoded !== undefined) return { charset, text: decoded, problems };
+  if (charset === 'ASCII' || charset === 'UNICODE UTF-8') {
+    // Undeclared 8-bit text that is not valid in the default: ISO 8859-1 reads every byte, and the
+    // warning tells the sender to declare MSH-18.
+    problems.push(
+      warning(errorCodes.dataTypeError, `MSH-18 is empty and the bytes are not valid ${charset}; read as ISO 8859-1 (declare MSH-18 to remove this warning)`, location),
+    );
+  }
+  return { charset: '8859/1', text: Buffer.from(bytes).toString('latin1'), problems };
+}
+
+function splitFields(line: string, name: string, d: Delimiters, charset: SupportedCharset): Field[] {
+  const parts = line.split(d.field);
+  const fields: Field[] = [[]];
+  let from = 1;
+  if (name === 'MSH') {
+    // MSH-1 is the field separator itself and MSH-2 the encoding characters: neither is split.
+    fields.push([[[d.field]]], [[[parts[1] ?? '']]]);
+    from = 2;
+  }
+  for (let i = from; i < parts.length; i++) {
+    fields.push(
+      parts[i]!.split(d.repetition).map((repetition) =>
+        repetition.split(d.component).map((component) => component.split(d.subcomponent).map((leaf) => unescapeText(leaf, d, charset))),
+      ),
+    );
+  }
+  return fields;
+}

@@ -1,0 +1,162 @@
+/**
+ * PID to FHIR Patient, after the HL7 v2-to-FHIR IG's "PID[Patient]" segment map:
+ * PID-3 identifiers (CX), PID-5 names (XPN), PID-7 birth date, PID-8 gender (table 0001),
+ * PID-11 addresses (XAD), PID-13 home and PID-14 work telecom (XTN).
+ * https://build.fhir.org/ig/HL7/v2-to-fhir/ConceptMap-segment-pid-to-patient.html
+ */
+import type { Address, ContactPoint, HumanName, Identifier, Patient } from '@medplum/fhirtypes';
+import { componentOf, fieldOf, hl7Null, isEmptyRepetition, valueOf, type Repetition, type Segment } from '../er7/message.ts';
+import { errorCodes, error, warning, type Problem } from '../problems.ts';
+import { parseHl7DateTime } from './datetime.ts';
+
+export interface MappedPatient {
+  patient: Patient;
+  problems: Problem[];
+}
+
+const identifierTypeSystem = 'http://terminology.hl7.org/CodeSystem/v2-0203';
+
+export function mapPid(pid: Segment): MappedPatient {
+  const problems: Problem[] = [];
+  const at = (field: number, component?: number) => ({ segment: 'PID', sequence: pid.sequence, field, ...(component ? { component } : {}) });
+  const patient: Patient = { resourceType: 'Patient' };
+
+  const identifiers = fieldOf(pid, 3)
+    .filter((rep) => !isEmptyRepetition(rep) && componentOf(rep, 1).trim() !== '' && componentOf(rep, 1) !== hl7Null)
+    .map(identifierFromCx);
+  if (identifiers.length === 0) {
+    problems.push(error(errorCodes.requiredFieldMissing, 'PID-3 (patient identifier list) has no identifier; the patient cannot be resolved', at(3, 1)));
+  } else {
+    // The site's business identifier (identifier[0]) is the first of type MR, else the first.
+    const mr = identifiers.findIndex((id) => id.type?.coding?.[0]?.code === 'MR');
+    const first = mr > 0 ? identifiers.splice(mr, 1)[0]! : undefined;
+    patient.identifier = first ? [first, ...identifiers] : identifiers;
+  }
+
+  const names = fieldOf(pid, 5).filter((rep) => !isEmptyRepetition(rep)).map(nameFromXpn).filter((n): n is HumanName => n !== undefined);
+  if (names.length > 0) patient.name = names;
+
+  const birth = valueOf(pid, 7).trim();
+  if (birth !== '' && birth !== hl7Null) {
+    const parsed = parseHl7DateTime(birth);
+    if (parsed) patient.birthDate = parsed.date;
+    else problems.push(error(errorCodes.dataTypeError, `PID-7 (birth date) "${birth}" is not a date (YYYYMMDD)`, at(7, 1)));
+  }
+
+  const sex = valueOf(pid, 8).trim().toUpperCase();
+  if (sex !== '' && sex !== hl7Null) {
+    const gender = genders[sex];
+    if (gender) patient.gender = gender;
+    else {
+      patient.gender = 'unknown';
+      problems.push(warning(errorCodes.tableValueNotFound, `PID-8 (administrative sex) "${sex}" is not in table 0001; stored as unknown`, at(8)));
+    }
+  }
+
+  const addresses = fieldOf(pid, 11).filter((rep) => !isEmptyRepetition(rep)).map(addressFromXad).filter((a): a is Address => a !== undefined);
+  if (addresses.length > 0) patient.address = addresses;
+
+  const telecom = [
+    ...fieldOf(pid, 13).map((rep) => contactFromXtn(rep, 'home')),
+    ...fieldOf(pid, 14).map((rep) => contactFromXtn(rep, 'work')),
+  ].filter((c): c is ContactPoint => c !== undefined);
+  if (telecom.length > 0) patient.telecom = telecom;
+
+  return { patient, problems };
+}
+
+// Table 0001 to FHIR administrative-gender, per the IG's ConceptMap "table-hl70001-to-administrative-gender".
+const genders: Record<string, Patient['gender']> = { F: 'female', M: 'male', O: 'other', U: 'unknown', A: 'other', N: 'unknown' };
+
+function identifierFromCx(rep: Repetition): Identifier {
+  const identifier: Identifier = { value: componentOf(rep, 1).trim() };
+  const namespace = componentOf(rep, 4, 1).trim();
+  const universal = componentOf(rep, 4, 2).trim();
+  const universalType = componentOf(rep, 4, 3).trim().toUpperCase();
+  const system = authoritySystem(namespace, universal, universalType);
+  if (system) identifier.system = system;
+  else if (namespace !== '') identifier.assigner = { display: namespace };
+  const type = componentOf(rep, 5).trim();
+  if (type !== '') identifier.type = { coding: [{ system: identifierTypeSystem, code: type }] };
+  return identifier;
+}
+
+/** CX.4 (HD) to a system URI: an ISO OID, a UUID, a URI, or a namespace that is already a URI. */
+export function authoritySystem(namespace: string, universal: string, universalType: string): string | undefined {
+  if (universal !== '') {
+    if (universalType === 'ISO' || /^\d+(\.\d+)+$/.test(universal)) return `urn:oid:${universal}`;
+    if (universalType === 'UUID') return `urn:uuid:${universal.toLowerCase()}`;
+    if (universalType === 'URI' || /^[a-z][a-z0-9+.-]*:/i.test(universal)) return universal;
+  }
+  if (/^(https?|urn):/i.test(namespace)) return namespace;
+  if (/^\d+(\.\d+)+$/.test(namespace)) return `urn:oid:${namespace}`;
+  return undefined;
+}
+
+// Table 0200 name type to FHIR name-use.
+const nameUses: Record<string, HumanName['use']> = { L: 'official', D: 'usual', M: 'maiden', N: 'nickname', A: 'usual', B: 'official', C: 'old', S: 'anonymous', U: 'temp' };
+
+function nameFromXpn(rep: Repetition): HumanName | undefined {
+  const clean = (v: string) => (v === hl7Null ? '' : v.trim());
+  const family = clean(componentOf(rep, 1, 1));
+  const given = [clean(componentOf(rep, 2)), ...clean(componentOf(rep, 3)).split(/\s+/)].filter((g) => g !== '');
+  const suffix = [clean(componentOf(rep, 4)), clean(componentOf(rep, 6))].filter((s) => s !== '');
+  const prefix = clean(componentOf(rep, 5));
+  if (family === '' && given.length === 0) return undefined;
+  const name: HumanName = {};
+  const use = nameUses[clean(componentOf(rep, 7)).toUpperCase()];
+  if (use) name.use = use;
+  if (family !== '') name.family = family;
+  if (given.length > 0) name.given = given;
+  if (prefix !== '') name.prefix = [prefix];
+  if (suffix.length > 0) name.suffix = suffix;
+  name.text = [prefix, ...given, family, ...suffix].filter((p) => p !== '').join(' ');
+  return name;
+}
+
+// Table 0190 address type to FHIR address-use.
+const addressUses: Record<string, Address['use']> = { H: 'home', B: 'work', O: 'work', C: 'temp', BA: 'old', BDL: 'old' };
+
+function addressFromXad(rep: Repetition): Address | undefined {
+  const clean = (v: string) => (v === hl7Null ? '' : v.trim());
+  const line = [clean(componentOf(rep, 1, 1)), clean(componentOf(rep, 2))].filter((l) => l !== '');
+  const city = clean(componentOf(rep, 3));
+  const state = clean(componentOf(rep, 4));
+  const postalCode = clean(componentOf(rep, 5));
+  const country = clean(componentOf(rep, 6));
+  if (line.length === 0 && !city && !state && !postalCode && !country) return undefined;
+  const address: Address = {};
+  const use = addressUses[clean(componentOf(rep, 7)).toUpperCase()];
+  if (use) address.use = use;
+  if (line.length > 0) address.line = line;
+  if (city) address.city = city;
+  if (state) address.state = state;
+  if (postalCode) address.postalCode = postalCode;
+  if (country) address.country = country;
+  address.text = [line.join(', '), city, [state, postalCode].filter(Boolean).join(' '), country].filter((p) => p !== '').join(', ');
+  return address;
+}
+
+/**
+ * XTN (section 2.A.89): an e-mail when XTN.3 is "Internet" or XTN.2 is "NET" (address in XTN.4);
+ * otherwise a number built from XTN.5-8 (country, area, local, extension), else the deprecated
+ * XTN.1. Equipment type FX is a fax, BP a pager, CP a mobile phone.
+ */
+export function contactFromXtn(rep: Repetition, use: 'home' | 'work'): ContactPoint | undefined {
+  const clean = (v: string) => (v === hl7Null ? '' : v.trim());
+  const useCode = clean(componentOf(rep, 2)).toUpperCase();
+  const equipment = clean(componentOf(rep, 3)).toUpperCase();
+  const email = clean(componentOf(rep, 4));
+  if (equipment === 'INTERNET' || equipment === 'X.400' || useCode === 'NET' || (email !== '' && clean(componentOf(rep, 7)) === '')) {
+    const value = email || clean(componentOf(rep, 1));
+    return value ? { system: 'email', value, use } : undefined;
+  }
+  const [country, area, local, extension] = [5, 6, 7, 8].map((n) => clean(componentOf(rep, n)));
+  let value = '';
+  if (local) {
+    value = `${country ? `+${country.replace(/^\+/, '')} ` : ''}${area ? `(${area}) ` : ''}${local}${extension ? ` ext. ${extension}` : ''}`;
+  } else value = clean(componentOf(rep, 1));
+  if (value === '') return undefined;
+  const system: ContactPoint['system'] = equipment === 'FX' ? 'fax' : equipment === 'BP' ? 'pager' : 'phone';
+  return { system, value, use: equipment === 'CP' ? 'mobile' : use };
+}
