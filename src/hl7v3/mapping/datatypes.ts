@@ -17,23 +17,29 @@ export function systemOfRoot(root: string): string {
   return root;
 }
 
-export type IdentifierResult = { identifier: Identifier } | { problem: 'null' | 'no-root' | 'no-value' };
+export type IdentifierResult =
+  | { identifier: Identifier; problem?: 'no-root' }
+  | { identifier?: undefined; problem: 'null' | 'no-value' };
 
 /**
  * II to Identifier: root is the system, extension the value. An II with only a root is itself
  * the identifier (Data Types R1, II.root: "unique identifier ... without extension"), written as
- * system urn:ietf:rfc:3986 with the root's URI as the value. assigningAuthorityName becomes the
- * assigner's display.
+ * system urn:ietf:rfc:3986 with the root's URI as the value. assigningAuthorityName is only a
+ * display name of the root, so it is kept only when there is no root.
  */
 export function identifierOf(element: XmlElement): IdentifierResult {
   if (attribute(element, 'nullFlavor') !== undefined) return { problem: 'null' };
   const root = attribute(element, 'root');
   const extension = attribute(element, 'extension');
-  const authority = attribute(element, 'assigningAuthorityName');
-  const assigner = authority ? { assigner: { display: authority } } : {};
-  if (!root) return { problem: extension ? 'no-root' : 'no-value' };
-  if (extension === undefined) return { identifier: { system: 'urn:ietf:rfc:3986', value: systemOfRoot(root), ...assigner } };
-  return { identifier: { system: systemOfRoot(root), value: extension, ...assigner } };
+  if (!root) {
+    if (extension === undefined) return { problem: 'no-value' };
+    // Not valid v3 (root is required), but senders do it: keep the value and name the authority,
+    // as the HL7 v2 path does for a CX whose assigning authority has only a namespace.
+    const authority = attribute(element, 'assigningAuthorityName');
+    return { identifier: { value: extension, ...(authority ? { assigner: { display: authority } } : {}) }, problem: 'no-root' };
+  }
+  if (extension === undefined) return { identifier: { system: 'urn:ietf:rfc:3986', value: systemOfRoot(root) } };
+  return { identifier: { system: systemOfRoot(root), value: extension } };
 }
 
 /** EntityNameUse (2.16.840.1.113883.5.45) to FHIR name-use. */
@@ -77,8 +83,11 @@ export function humanNameOf(element: XmlElement): HumanName | undefined {
   if (element.children.length === 0) {
     const text = textOf(element);
     if (text) name.text = text;
+  } else if (family.length + given.length > 0) {
+    // The display form the HL7 v2 path writes: prefix, given names, family, suffix.
+    name.text = [...prefix, ...given, ...family, ...suffix].join(' ');
   }
-  return Object.keys(name).length > (name.use ? 1 : 0) ? name : undefined;
+  return name.family || name.given || name.text ? name : undefined;
 }
 
 /** PostalAddressUse (2.16.840.1.113883.5.1119) to FHIR address-use / address-type. */
@@ -135,6 +144,11 @@ export function addressOf(element: XmlElement): Address | undefined {
   if (element.children.length === 0) {
     const text = textOf(element);
     if (text) address.text = text;
+  } else if (Object.keys(address).length > 0) {
+    // The display form the HL7 v2 path writes: "line, city, state postalCode, country".
+    address.text = [lines.join(', '), address.city, [address.state, address.postalCode].filter(Boolean).join(' '), address.country]
+      .filter((part) => part)
+      .join(', ');
   }
   if (Object.keys(address).length === 0) return undefined;
   const use = firstMapped(attribute(element, 'use'), addressUses);

@@ -22,15 +22,23 @@ export function mapPatientRole(role: XmlElement): MappedPatient {
   const identifiers: Identifier[] = [];
   for (const element of childrenNamed(role, 'id')) {
     const result = identifierOf(element);
-    if ('identifier' in result) identifiers.push(result.identifier);
-    else if (result.problem === 'no-root') {
-      problems.push({ typeCode: 'W', code: 'SYN101', text: 'an identifier without a root (assigning authority OID) was ignored', location: element.path });
+    if (result.identifier) identifiers.push(result.identifier);
+    if (result.problem === 'no-root') {
+      problems.push({
+        typeCode: 'W',
+        code: 'SYN101',
+        text: 'an identifier has no root (assigning authority OID); it was kept without a system and cannot be matched across systems',
+        location: element.path,
+      });
     }
   }
-  if (identifiers.length === 0) {
-    problems.push({ typeCode: 'E', code: 'SYN105', text: 'the patient has no identifier with a root and an extension', location: `${role.path}/id` });
+  if (!identifiers.some((identifier) => identifier.system)) {
+    problems.push({ typeCode: 'E', code: 'SYN105', text: 'the patient has no identifier with a root; the patient cannot be resolved', location: `${role.path}/id` });
   }
 
+  // identifier[0] is the site's business identifier: it must be one with a system.
+  const firstWithSystem = identifiers.findIndex((identifier) => identifier.system);
+  if (firstWithSystem > 0) identifiers.unshift(...identifiers.splice(firstWithSystem, 1));
   const patient: Patient = { resourceType: 'Patient' };
   if (identifiers.length > 0) patient.identifier = identifiers;
   const person = childNamed(role, 'patientPerson');

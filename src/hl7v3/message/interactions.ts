@@ -53,7 +53,7 @@ export function readPatientCommand(root: XmlElement, interaction: SupportedInter
     const prior = descend(replacement, 'priorRegistration', 'subject1', 'priorRegisteredRole');
     for (const element of childrenNamed(prior, 'id')) {
       const result = identifierOf(element);
-      if ('identifier' in result) priorIdentifiers.push(result.identifier);
+      if (result.identifier && !result.problem) priorIdentifiers.push(result.identifier);
       else if (result.problem !== 'null') {
         problems.push({ typeCode: 'E', code: 'SYN101', text: 'a prior registration id needs a root and an extension', location: element.path });
       }
