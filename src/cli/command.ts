@@ -28,7 +28,7 @@ export function optionsFrom(values: Record<string, string | boolean | undefined>
   return {
     required(name) {
       const value = values[name];
-      if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+      if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
       return value;
     },
     optional(name) {

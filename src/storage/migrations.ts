@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './database.ts';
+import { TransientStorageError, isTransientDatabaseError } from './errors.ts';
 
 const migrationsDirectory = fileURLToPath(new URL('./migrations/', import.meta.url));
 const migrationFileName = /^(\d{4})_([a-z0-9_]+)\.sql$/;
@@ -49,7 +50,12 @@ export async function loadMigrations(directory = migrationsDirectory): Promise<M
  */
 export async function migrate(database: Database): Promise<MigrationReport> {
   const migrations = await loadMigrations();
-  const client = await database.pool.connect();
+  let client;
+  try {
+    client = await database.pool.connect();
+  } catch (error) {
+    throw isTransientDatabaseError(error) ? new TransientStorageError('the database is unavailable', { cause: error }) : error;
+  }
   try {
     await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migration (

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { authenticateApiKey } from '../../src/domain/keys/api-keys.ts';
+import { runCli, runCliJson } from '../support/cli.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+
+let db: TestDatabase;
+let env: NodeJS.ProcessEnv;
+before(async () => {
+  db = await createTestDatabase();
+  env = { CG_DATABASE_URL: db.connectionString };
+});
+after(() => db.drop());
+
+const unique = () => Math.random().toString(36).slice(2, 8).toUpperCase();
+
+test('site, user, key and client creation print what DESIGN.md promises, with --json', async () => {
+  const name = `Clinic ${unique()}`;
+  const site = await runCliJson<{ id: string; name: string; ae_title: string }>(['site', 'create', '--name', name, '--ae-title', `AE${unique()}`], env);
+  assert.equal(site.name, name);
+  assert.match(site.id, /^[0-9a-f-]{36}$/);
+  const email = `${unique().toLowerCase()}@clinic.test`;
+  const user = await runCliJson<{ id: string; email: string; role: string }>(['user', 'create', '--site', name, '--email', email, '--role', 'admin'], env);
+  assert.deepEqual([user.email, user.role], [email, 'site-admin']);
+  const key = await runCliJson<{ id: string; key: string }>(['key', 'create', '--site', site.id, '--user', email, '--label', 'ris'], env);
+  assert.match(key.key, /^cg_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
+  const auth = await authenticateApiKey(db.database, key.key);
+  assert.equal(auth.ok && auth.site.id, site.id);
+  const { rows } = await db.database.query<{ secret_hash: Buffer }>('SELECT secret_hash FROM api_key WHERE id = $1', [key.id]);
+  assert.equal(rows[0]!.secret_hash.includes(Buffer.from(key.key.slice(-43))), false, 'the key itself is never stored');
+  const listed = await runCliJson<{ prefix: string }[]>(['key', 'list', '--site', name], env);
+  assert.equal(listed.length, 1);
+  assert.equal(JSON.stringify(listed).includes(key.key), false, 'listing never shows the key');
+  const revoked = await runCliJson<{ revoked_at: string }>(['key', 'revoke', key.id], env);
+  assert.ok(revoked.revoked_at);
+  const after = await authenticateApiKey(db.database, key.key);
+  assert.deepEqual(after, { ok: false, reason: 'revoked' });
+  const client = await runCliJson<{ id: string; allowed_ips: string[] }>(
+    ['client', 'create', '--site', name, '--name', 'lab', '--protocol', 'hl7-mllp', '--allowed-ips', '10.1.0.0/16, ::ffff:192.0.2.7', '--sending-application', 'LAB'],
+    env,
+  );
+  assert.deepEqual(client.allowed_ips, ['10.1.0.0/16', '192.0.2.7']);
+});
+
+test('errors go to stderr with a non-zero exit and a specific message', async () => {
+  const name = `Hospital ${unique()}`;
+  const ae = `H${unique()}`;
+  await runCliJson(['site', 'create', '--name', name, '--ae-title', ae], env);
+  const cases: [string[], RegExp, number][] = [
+    [['site', 'create', '--name', name, '--ae-title', `X${unique()}`], /a site with this name already exists/, 1],
+    [['site', 'create', '--name', `Other ${unique()}`, '--ae-title', ae], /another site already uses this DICOM AE title/, 1],
+    [['site', 'create', '--name', `Bad ${unique()}`, '--ae-title', 'WAY_TOO_LONG_AE_TITLE'], /at most 16 characters/, 1],
+    [['site', 'create', '--name', `Bad ${unique()}`, '--ae-title', 'A\\B'], /backslash/, 1],
+    [['site', 'create', '--name', `Bad ${unique()}`, '--ae-title', '    '], /empty or all spaces/, 1],
+    [['user', 'create', '--site', 'no such site', '--email', 'x@y.test'], /no site with id or name "no such site"/, 1],
+    [['client', 'create', '--site', name, '--name', 'c', '--protocol', 'hl7-mllp', '--allowed-ips', '300.1.1.1'], /"300.1.1.1" is not an IPv4\/IPv6 address/, 1],
+    [['client', 'create', '--site', name, '--name', 'c', '--protocol', 'hl7-mllp', '--allowed-ips', '10.0.0.0/40'], /"10.0.0.0\/40" is not/, 1],
+    [['client', 'create', '--site', name, '--name', 'c', '--protocol', 'hl7-mllp', '--allowed-ips', '*'], /policy does not permit "\*"/, 1],
+    [['client', 'create', '--site', name, '--name', 'c', '--protocol', 'ftp', '--allowed-ips', '10.0.0.1'], /unknown protocol "ftp"/, 1],
+    [['key', 'revoke', '8a6c3f4e-1111-4222-8333-123456789abc'], /no API key with id/, 1],
+    [['key', 'revoke', 'not-an-id'], /no API key with id "not-an-id"/, 1],
+    [['key', 'create', '--site', name, '--user', 'nobody@nowhere.test'], /no user with id or e-mail/, 1],
+    [['site', 'create', '--name', 'x'], /--ae-title is required/, 2],
+    [['site', 'explode'], /"site" needs one of: create, list/, 2],
+    [['site', 'create', '--name', 'x', '--ae-title', 'Y', '--colour', 'red'], /Unknown option '--colour'/, 2],
+    [['frobnicate'], /unknown command "frobnicate"/, 2],
+  ];
+  for (const [args, message, status] of cases) {
+    const result = await runCli(args, env);
+    assert.equal(result.status, status, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, message, args.join(' '));
+    assert.equal(result.stdout, '', `${args.join(' ')} prints nothing on stdout`);
+  }
+});
+
+test('a database that is not there is a clear error, not a stack trace', async () => {
+  const result = await runCli(['site', 'list'], { CG_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+  assert.equal(result.status, 1);
+  assert.match(result.stderr, /the database is unavailable/);
+  assert.doesNotMatch(result.stderr, /\n\s+at /);
+});
+
+test('migrate is idempotent', async () => {
+  const report = await runCliJson<{ applied: string[]; already_applied: number }>(['migrate'], env);
+  assert.deepEqual(report.applied, []);
+  assert.ok(report.already_applied > 0);
+});
