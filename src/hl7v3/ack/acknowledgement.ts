@@ -10,25 +10,34 @@ export type AcknowledgementType = 'AA' | 'AE' | 'AR';
 export type AcknowledgementDetailType = 'E' | 'W' | 'I';
 
 /** AcknowledgementDetailCode (2.16.840.1.113883.5.1100): the codes this service sends. */
-export const acknowledgementDetailCodes = {
+const v3DetailCodes = {
   INTERR: 'Internal system error',
   NS200: 'Unsupported interaction',
-  NS202: 'Unsupported processing id',
-  NS250: 'Unsupported processing mode',
+  NS260: 'Unknown sender',
   SYN: 'Syntax error',
   SYN100: 'Required association missing',
   SYN101: 'Required attribute missing',
   SYN102: 'Data type error',
   SYN103: 'Value not found in code system',
   SYN105: 'Required element missing',
-  SYN108: 'Number of repetitions exceeds limit',
   SYN109: 'Mandatory element with null value',
   SYN113: 'Formal constraint violation',
 } as const;
 
-export type AcknowledgementDetailCode = keyof typeof acknowledgementDetailCodes;
-
 export const acknowledgementDetailCodeSystem = '2.16.840.1.113883.5.1100';
+/** HL7 table 0357 (message error condition codes): acknowledgementDetail.code is a CE, so a
+ * condition the v3 code system has no concept for is coded here, as the HL7 v2 path codes it. */
+export const v2ErrorCodeSystem = '2.16.840.1.113883.12.357';
+
+export const acknowledgementDetailCodes: Record<AcknowledgementDetailCode, { system: string; display: string }> = {
+  ...(Object.fromEntries(Object.entries(v3DetailCodes).map(([code, display]) => [code, { system: acknowledgementDetailCodeSystem, display }])) as Record<
+    keyof typeof v3DetailCodes,
+    { system: string; display: string }
+  >),
+  '204': { system: v2ErrorCodeSystem, display: 'Unknown key identifier' },
+};
+
+export type AcknowledgementDetailCode = keyof typeof v3DetailCodes | '204';
 
 export interface AcknowledgementDetail {
   typeCode: AcknowledgementDetailType;

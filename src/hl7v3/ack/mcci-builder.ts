@@ -1,6 +1,5 @@
 import { XMLBuilder } from 'fast-xml-parser';
 import {
-  acknowledgementDetailCodeSystem,
   acknowledgementDetailCodes,
   type AcknowledgementDetail,
   type AcknowledgementType,
@@ -72,8 +71,8 @@ function detail(item: AcknowledgementDetail): object {
     '@typeCode': item.typeCode,
     code: {
       '@code': item.code,
-      '@codeSystem': acknowledgementDetailCodeSystem,
-      '@displayName': acknowledgementDetailCodes[item.code],
+      '@codeSystem': acknowledgementDetailCodes[item.code].system,
+      '@displayName': acknowledgementDetailCodes[item.code].display,
     },
     text: xmlSafe(item.text),
     ...(item.location ? { location: xmlSafe(item.location) } : {}),

@@ -53,13 +53,16 @@ export function readPatientCommand(root: XmlElement, interaction: SupportedInter
     const prior = descend(replacement, 'priorRegistration', 'subject1', 'priorRegisteredRole');
     for (const element of childrenNamed(prior, 'id')) {
       const result = identifierOf(element);
-      if (result.identifier && !result.problem) priorIdentifiers.push(result.identifier);
-      else if (result.problem !== 'null') {
+      if (result.identifier && !result.problem) {
+        if (result.identifier.value === patient.identifier?.[0]?.value) {
+          problems.push({ typeCode: 'E', code: 'SYN113', text: `the prior id ${result.identifier.value} is the surviving patient's own id`, location: element.path });
+        } else priorIdentifiers.push(result.identifier);
+      } else if (result.problem !== 'null') {
         problems.push({ typeCode: 'E', code: 'SYN101', text: 'a prior registration id needs a root and an extension', location: element.path });
       }
     }
   }
-  if (priorIdentifiers.length === 0 && !problems.some((problem) => problem.typeCode === 'E' && problem.code === 'SYN101')) {
+  if (priorIdentifiers.length === 0 && !problems.some((problem) => problem.typeCode === 'E')) {
     problems.push({
       typeCode: 'E',
       code: 'SYN105',

@@ -2,8 +2,8 @@ import { XmlRejection } from './rejection.ts';
 
 /**
  * Bytes to text for an XML entity (XML 1.0, section 4.3.3 and appendix F): a byte order mark
- * decides UTF-8 or UTF-16; otherwise the encoding declaration does, and without one the document
- * is UTF-8. Only encodings a v3 sender really uses are accepted, and bytes that are not valid in
+ * decides UTF-8 or UTF-16; otherwise the charset parameter or the encoding declaration does, and
+ * without either the document is UTF-8. Only encodings a v3 sender really uses are accepted, and bytes that are not valid in
  * the declared encoding are refused rather than replaced, so a mangled name never gets stored.
  */
 const supported: Record<string, string> = {
@@ -17,7 +17,11 @@ const supported: Record<string, string> = {
   'utf-16': 'utf-16',
 };
 
-export function decodeXmlBytes(bytes: Uint8Array): string {
+/**
+ * `charset` is the media type's charset parameter: it outranks the encoding declaration
+ * (RFC 7303, section 3.2), and a byte order mark outranks both (section 3.3).
+ */
+export function decodeXmlBytes(bytes: Uint8Array, charset?: string): string {
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     return strictDecode(bytes.subarray(3), 'utf-8');
   }
@@ -27,7 +31,7 @@ export function decodeXmlBytes(bytes: Uint8Array): string {
   if (bytes.length >= 2 && bytes[0] === 0x3c && bytes[1] === 0x00) return strictDecode(bytes, 'utf-16le');
   if (bytes.length >= 2 && bytes[0] === 0x00 && bytes[1] === 0x3c) return strictDecode(bytes, 'utf-16be');
 
-  const declared = declaredEncoding(bytes);
+  const declared = charset ?? declaredEncoding(bytes);
   if (declared === undefined) return strictDecode(bytes, 'utf-8');
   const label = supported[declared.toLowerCase()];
   if (label === undefined || label === 'utf-16') {

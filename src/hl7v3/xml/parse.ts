@@ -43,11 +43,11 @@ interface OpenElement {
  * - Size, depth, element and attribute counts are bounded while parsing, so memory is bounded by
  *   the body size however the document is shaped, and the tree is built without recursion.
  */
-export function parseXml(bytes: Uint8Array, limits: XmlLimits = defaultXmlLimits): XmlElement {
+export function parseXml(bytes: Uint8Array, limits: XmlLimits = defaultXmlLimits, charset?: string): XmlElement {
   if (bytes.length > limits.maxBytes) {
     throw new XmlRejection('too-large', `the document is ${bytes.length} bytes; the limit is ${limits.maxBytes}`);
   }
-  const text = decodeXmlBytes(bytes);
+  const text = decodeXmlBytes(bytes, charset);
   const doctypeAt = text.indexOf('<!DOCTYPE');
   if (doctypeAt !== -1) throw new XmlRejection('doctype', 'a document type declaration (DOCTYPE) is not allowed', positionOf(text, doctypeAt));
 
