@@ -21,17 +21,10 @@ export function mapPid(pid: Segment): MappedPatient {
   const at = (field: number, component?: number) => ({ segment: 'PID', sequence: pid.sequence, field, ...(component ? { component } : {}) });
   const patient: Patient = { resourceType: 'Patient' };
 
-  const identifiers = fieldOf(pid, 3)
-    .filter((rep) => !isEmptyRepetition(rep) && componentOf(rep, 1).trim() !== '' && componentOf(rep, 1) !== hl7Null)
-    .map(identifierFromCx);
+  const identifiers = identifierList(fieldOf(pid, 3));
   if (identifiers.length === 0) {
     problems.push(error(errorCodes.requiredFieldMissing, 'PID-3 (patient identifier list) has no identifier; the patient cannot be resolved', at(3, 1)));
-  } else {
-    // The site's business identifier (identifier[0]) is the first of type MR, else the first.
-    const mr = identifiers.findIndex((id) => id.type?.coding?.[0]?.code === 'MR');
-    const first = mr > 0 ? identifiers.splice(mr, 1)[0]! : undefined;
-    patient.identifier = first ? [first, ...identifiers] : identifiers;
-  }
+  } else patient.identifier = identifiers;
 
   const names = fieldOf(pid, 5).filter((rep) => !isEmptyRepetition(rep)).map(nameFromXpn).filter((n): n is HumanName => n !== undefined);
   if (names.length > 0) patient.name = names;
@@ -67,6 +60,19 @@ export function mapPid(pid: Segment): MappedPatient {
 
 // Table 0001 to FHIR administrative-gender, per the IG's ConceptMap "table-hl70001-to-administrative-gender".
 const genders: Record<string, Patient['gender']> = { F: 'female', M: 'male', O: 'other', U: 'unknown', A: 'other', N: 'unknown' };
+
+/**
+ * A CX list (PID-3, MRG-1) as FHIR identifiers, the site's business identifier first: the first
+ * repetition of type MR, else the first. HL7 null ("") repetitions are skipped.
+ */
+export function identifierList(field: Repetition[]): Identifier[] {
+  const identifiers = field
+    .filter((rep) => !isEmptyRepetition(rep) && componentOf(rep, 1).trim() !== '' && componentOf(rep, 1) !== hl7Null)
+    .map(identifierFromCx);
+  const mr = identifiers.findIndex((id) => id.type?.coding?.[0]?.code === 'MR');
+  if (mr > 0) identifiers.unshift(identifiers.splice(mr, 1)[0]!);
+  return identifiers;
+}
 
 function identifierFromCx(rep: Repetition): Identifier {
   const identifier: Identifier = { value: componentOf(rep, 1).trim() };

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseEr7 } from '../../../src/hl7v2/er7/parse.ts';
+import { parseEr7, type ParseOptions } from '../../../src/hl7v2/er7/parse.ts';
 import { readHeader } from '../../../src/hl7v2/er7/header.ts';
 import { fieldOf, segmentsNamed, valueOf, firstSegment } from '../../../src/hl7v2/er7/message.ts';
 
-const options = { defaultCharset: 'UNICODE UTF-8' as const, maxBytes: 1024 * 1024 };
+const options: ParseOptions = { defaultCharset: 'UNICODE UTF-8', maxBytes: 1024 * 1024 };
 const parse = (text: string | Buffer, o = options) => parseEr7(typeof text === 'string' ? Buffer.from(text, 'utf8') : text, o);
 const base = 'MSH|^~\\&|APP|FAC|GW|GWF|20240101120000||ADT^A01^ADT_A01|C1|P|2.5.1';
 

@@ -1,0 +1,63 @@
+/**
+ * Patient resolution inside a site by business identifier (identifier[0].value, DESIGN.md
+ * "Patient write mapping"), for HL7 v2/v3 ADT and DICOM intake.
+ */
+import type { Identifier, Patient } from '@medplum/fhirtypes';
+import type { Transaction } from '../../storage/database.ts';
+import { DomainError } from '../errors.ts';
+import { resourceStore } from '../records/resource-store.ts';
+import type { SiteContext } from '../site-context.ts';
+
+function businessIdentifier(patient: Patient): string {
+  const value = patient.identifier?.[0]?.value?.trim();
+  if (!value) {
+    throw new DomainError('invalid', 'the patient has no business identifier (identifier[0].value)', [
+      { message: 'a patient identifier is required', location: 'Patient.identifier[0].value' },
+    ]);
+  }
+  return value;
+}
+
+/**
+ * ADT: find the site's active patient with this business identifier and update its demographics
+ * from `patient`, or create it. Elements absent from `patient` are left as they are (an HL7 v2
+ * field that is empty means "no change"); identifiers the stored patient has and the message
+ * lacks (for instance a merged patient's old identifiers) are kept.
+ */
+export async function upsertPatientDemographics(tx: Transaction, site: SiteContext, patient: Patient): Promise<{ patient: Patient; created: boolean }> {
+  const value = businessIdentifier(patient);
+  const store = resourceStore(tx, site);
+  const { patient: found, created } = await store.findOrCreatePatient(value, () => ({ ...patient, id: undefined, resourceType: 'Patient' }) as Patient);
+  if (created) return { patient: found, created };
+  const updated = mergeDemographics(found, patient);
+  if (sameContent(found, updated)) return { patient: found, created: false };
+  return { patient: await store.update(updated), created: false };
+}
+
+/** DICOM: the patient with the candidate's business identifier, created from it only if none; never updates. */
+export async function ensurePatient(tx: Transaction, site: SiteContext, candidate: Patient): Promise<{ patientId: string; created: boolean }> {
+  const value = businessIdentifier(candidate);
+  const { patient, created } = await resourceStore(tx, site).findOrCreatePatient(value, () => ({ ...candidate, id: undefined, resourceType: 'Patient' }) as Patient);
+  return { patientId: patient.id!, created };
+}
+
+export function mergeDemographics(current: Patient, incoming: Patient): Patient {
+  const result: Patient = { ...current };
+  for (const key of ['name', 'telecom', 'gender', 'birthDate', 'address', 'maritalStatus', 'communication'] as const) {
+    if (incoming[key] !== undefined) (result as unknown as Record<string, unknown>)[key] = incoming[key];
+  }
+  result.identifier = mergeIdentifiers(current.identifier ?? [], incoming.identifier ?? []);
+  return result;
+}
+
+/** Incoming identifiers first (identifier[0] is the business identifier), then any others kept. */
+function mergeIdentifiers(current: Identifier[], incoming: Identifier[]): Identifier[] {
+  const key = (id: Identifier) => `${id.system ?? ''}|${id.value ?? ''}`;
+  const seen = new Set(incoming.map(key));
+  return [...incoming, ...current.filter((id) => !seen.has(key(id)))];
+}
+
+function sameContent(a: Patient, b: Patient): boolean {
+  const strip = ({ meta: _meta, ...rest }: Patient) => rest;
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}

@@ -1,0 +1,54 @@
+/** Applies a planned message to the site's records inside the caller's transaction. */
+import type { Transaction } from '../../storage/database.ts';
+import { ensurePatient, upsertPatientDemographics } from '../../domain/patients/demographics.ts';
+import { mergePatients } from '../../domain/patients/merge.ts';
+import { recordPatientObservation } from '../../domain/patients/observations.ts';
+import { recordVisit } from '../../domain/patients/visits.ts';
+import type { SiteContext } from '../../domain/site-context.ts';
+import { errorCodes, warning, type Problem } from '../problems.ts';
+import type { Plan } from './plan.ts';
+
+export interface ApplySummary {
+  patientIds: string[];
+  observationIds: string[];
+  /** Warnings discovered while applying (for instance an unknown merge source). */
+  problems: Problem[];
+}
+
+export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan): Promise<ApplySummary> {
+  const summary: ApplySummary = { patientIds: [], observationIds: [], problems: [] };
+  switch (plan.kind) {
+    case 'demographics': {
+      const { patient } = await upsertPatientDemographics(tx, site, plan.patient);
+      summary.patientIds.push(patient.id!);
+      if (plan.visit) await recordVisit(tx, site, patient.id!, plan.visit);
+      return summary;
+    }
+    case 'merge': {
+      for (const merge of plan.merges) {
+        const result = await mergePatients(tx, site, { sourceIdentifier: merge.sourceIdentifier, target: merge.target });
+        summary.patientIds.push(result.targetId);
+        if (!result.sourceFound) {
+          summary.problems.push(
+            warning(errorCodes.unknownKeyIdentifier, `no patient with identifier ${merge.sourceIdentifier} exists in this site; the target patient was created or updated, nothing was merged`, {
+              segment: 'MRG',
+              sequence: merge.location.sequence,
+              field: 1,
+            }),
+          );
+        }
+      }
+      return summary;
+    }
+    case 'results': {
+      const { patientId } = await ensurePatient(tx, site, plan.patient);
+      summary.patientIds.push(patientId);
+      if (plan.visit) await recordVisit(tx, site, patientId, plan.visit);
+      for (const observation of plan.observations) {
+        const stored = await recordPatientObservation(tx, site, patientId, observation);
+        summary.observationIds.push(stored.observation.id!);
+      }
+      return summary;
+    }
+  }
+}

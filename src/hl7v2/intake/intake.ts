@@ -1,0 +1,192 @@
+/**
+ * The one intake function for HL7 v2 over HTTP and MLLP: parse, check, map, apply and log in one
+ * transaction, and acknowledge only after the commit (DESIGN.md section 2). The transport adapter
+ * passes the resolved site and the message's origin; the answer is the ACK plus its parts for the
+ * HTTP JSON body.
+ */
+import type { Logger } from 'pino';
+import { DuplicateMessageError, findLoggedMessage, recordMessage, type MessageOutcome, type MessageProblem, type MessageTransport } from '../../domain/messages/message-log.ts';
+import type { SiteContext } from '../../domain/site-context.ts';
+import type { Database } from '../../storage/database.ts';
+import { isTransientDatabaseError } from '../../storage/errors.ts';
+import { isDomainError } from '../../domain/errors.ts';
+import { buildAck, type AckCode } from '../ack/build-ack.ts';
+import { answerForFailure } from '../ack/error-mapping.ts';
+import type { SupportedCharset } from '../er7/charset.ts';
+import { messageTypeText, readHeader, type MessageHeader } from '../er7/header.ts';
+import { parseEr7 } from '../er7/parse.ts';
+import { describeLocation, errorCodeText, type Problem } from '../problems.ts';
+import { applyPlan } from './apply.ts';
+import { planMessage, type Plan } from './plan.ts';
+
+export const defaultMaxMessageBytes = 1024 * 1024;
+
+export interface MessageOrigin {
+  transport: MessageTransport;
+  remoteAddress?: string;
+  /** The integration client (MLLP) or API key (HTTP) the message came through. */
+  credentialId?: string;
+}
+
+export interface IntakeInput {
+  raw: Uint8Array;
+  site: SiteContext;
+  /** Charset for messages whose MSH-18 is empty. */
+  defaultCharset: SupportedCharset;
+  origin: MessageOrigin;
+  maxBytes?: number;
+}
+
+export interface ProblemView {
+  severity: 'error' | 'warning' | 'information';
+  code: number;
+  text: string;
+  location?: string;
+  message: string;
+}
+
+export interface IntakeOutcome {
+  ackCode: AckCode;
+  /** The ACK in ER7, segments separated by CR. */
+  ack: string;
+  /** The charset the ACK is to be written in on a byte stream (the message's own). */
+  ackCharset: SupportedCharset;
+  /** False when the input was not an HL7 v2 message at all. */
+  recognised: boolean;
+  messageType: string;
+  controlId: string;
+  errors: ProblemView[];
+  warnings: ProblemView[];
+  /** True when this control id had been processed before and the original ACK was returned. */
+  duplicate: boolean;
+  /** True when the failure is transient and the sender should send the message again. */
+  retry: boolean;
+}
+
+export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Logger): Promise<IntakeOutcome> {
+  const parsed = parseEr7(input.raw, { defaultCharset: input.defaultCharset, maxBytes: input.maxBytes ?? defaultMaxMessageBytes });
+  const message = parsed.message;
+  const header = message ? readHeader(message) : undefined;
+  const ackCharset = message?.charset ?? 'UNICODE UTF-8';
+  const base = { recognised: message !== undefined, messageType: header ? messageTypeText(header) : '', controlId: header?.controlId ?? '', ackCharset };
+  try {
+    if (header && header.controlId !== '') {
+      const previous = await findLoggedMessage(db, input.site, { protocol: 'hl7v2', ...senderKey(header) });
+      if (previous) return { ...base, ...fromLog(previous.ackCode, previous.ackText, previous.problems), duplicate: true, retry: false };
+    }
+    let problems = parsed.problems;
+    let plan: Plan | undefined;
+    let code: AckCode = 'AE';
+    if (message && !problems.some((p) => p.severity === 'E')) {
+      const planned = planMessage(message);
+      problems = [...problems, ...planned.problems];
+      plan = planned.plan;
+      code = planned.rejected ? 'AR' : plan ? 'AA' : 'AE';
+    }
+    const committed = await db.transaction(async (tx) => {
+      let all = problems;
+      if (plan) {
+        const summary = await applyPlan(tx, input.site, plan);
+        all = [...all, ...summary.problems];
+      }
+      const ack = buildAck({ message, code, text: ackText(code, all), problems: all });
+      await recordMessage(tx, input.site, {
+        protocol: 'hl7v2',
+        transport: input.origin.transport,
+        ...(header ? senderKey(header) : { sendingApplication: '', sendingFacility: '' }),
+        messageType: base.messageType,
+        outcome: outcomeOf(code),
+        ackCode: code,
+        problems: all.map(toLogProblem),
+        ackText: ack,
+        raw: input.raw,
+        ...(input.origin.remoteAddress ? { remoteAddress: input.origin.remoteAddress } : {}),
+      });
+      return { ack, problems: all };
+    });
+    return { ...base, ackCode: code, ack: committed.ack, ...split(committed.problems), duplicate: false, retry: false };
+  } catch (failure) {
+    if (failure instanceof DuplicateMessageError && header) {
+      // A copy of this message committed first, between our check and our insert.
+      const previous = await findLoggedMessage(db, input.site, { protocol: 'hl7v2', ...senderKey(header) }).catch(() => undefined);
+      if (previous) return { ...base, ...fromLog(previous.ackCode, previous.ackText, previous.problems), duplicate: true, retry: false };
+    }
+    const answer = answerForFailure(failure);
+    if (isTransientDatabaseError(failure)) {
+      logger?.warn({ site: input.site.siteId, controlId: base.controlId }, 'HL7 v2 message answered AR: database unavailable');
+    } else if (!isDomainError(failure)) {
+      logger?.error({ err: failure, site: input.site.siteId, controlId: base.controlId }, 'HL7 v2 message could not be applied');
+    }
+    const ack = buildAck({ message, code: answer.code, text: answer.text, problems: answer.problems });
+    if (!answer.retry) {
+      // Refused by the domain (AE): nothing clinical was stored, but the log keeps the message and
+      // its answer, so that a re-send gets the same answer.
+      await db
+        .transaction((tx) =>
+          recordMessage(tx, input.site, {
+            protocol: 'hl7v2',
+            transport: input.origin.transport,
+            ...(header ? senderKey(header) : { sendingApplication: '', sendingFacility: '' }),
+            messageType: base.messageType,
+            outcome: outcomeOf(answer.code),
+            ackCode: answer.code,
+            problems: answer.problems.map(toLogProblem),
+            ackText: ack,
+            raw: input.raw,
+            ...(input.origin.remoteAddress ? { remoteAddress: input.origin.remoteAddress } : {}),
+          }),
+        )
+        .catch(() => undefined);
+    }
+    return { ...base, ackCode: answer.code, ack, ...split(answer.problems), duplicate: false, retry: answer.retry };
+  }
+}
+
+/** The idempotency key: MSH-3, MSH-4 and MSH-10 (DESIGN.md section 2). */
+export function senderKey(header: MessageHeader): { sendingApplication: string; sendingFacility: string; controlId: string } {
+  return { sendingApplication: header.sendingApplication, sendingFacility: header.sendingFacility, controlId: header.controlId };
+}
+
+function ackText(code: AckCode, problems: Problem[]): string {
+  const errors = problems.filter((p) => p.severity === 'E');
+  if (code === 'AA') return 'message accepted';
+  if (errors.length === 1) return errors[0]!.message;
+  return `${errors.length} problems; see ERR segments`;
+}
+
+function outcomeOf(code: AckCode): MessageOutcome {
+  return code === 'AA' ? 'processed' : code === 'AE' ? 'error' : 'rejected';
+}
+
+function view(problem: Problem): ProblemView {
+  const location = describeLocation(problem.location);
+  return {
+    severity: problem.severity === 'E' ? 'error' : problem.severity === 'W' ? 'warning' : 'information',
+    code: problem.code,
+    text: errorCodeText[problem.code],
+    ...(location ? { location } : {}),
+    message: problem.message,
+  };
+}
+
+function split(problems: Problem[]): { errors: ProblemView[]; warnings: ProblemView[] } {
+  const views = problems.map(view);
+  return { errors: views.filter((v) => v.severity === 'error'), warnings: views.filter((v) => v.severity !== 'error') };
+}
+
+function toLogProblem(problem: Problem): MessageProblem {
+  const v = view(problem);
+  return { severity: v.severity, code: String(v.code), ...(v.location ? { location: v.location } : {}), message: v.message };
+}
+
+function fromLog(ackCode: string, ack: string, problems: MessageProblem[]): { ackCode: AckCode; ack: string; errors: ProblemView[]; warnings: ProblemView[] } {
+  const views = problems.map((p) => ({
+    severity: p.severity,
+    code: Number(p.code),
+    text: errorCodeText[Number(p.code) as keyof typeof errorCodeText] ?? '',
+    ...(p.location ? { location: p.location } : {}),
+    message: p.message,
+  }));
+  return { ackCode: ackCode as AckCode, ack, errors: views.filter((v) => v.severity === 'error'), warnings: views.filter((v) => v.severity !== 'error') };
+}
+

@@ -1,0 +1,151 @@
+/**
+ * From a parsed message to what it asks the domain to do (pure; no database). Checks MSH against
+ * what the gateway accepts (HL7 v2.5.1 section 2.9.2: message type, event, processing id,
+ * version), then maps PID/PV1/MRG/OBX. Every problem found is returned, not just the first.
+ */
+import type { Observation, Patient } from '@medplum/fhirtypes';
+import type { VisitContext } from '../../domain/patients/visits.ts';
+import { readHeader, type MessageHeader } from '../er7/header.ts';
+import { fieldOf, valueOf, type Hl7Message, type Segment } from '../er7/message.ts';
+import { mapObx } from '../mapping/observation.ts';
+import { identifierList, mapPid } from '../mapping/patient.ts';
+import { mapPv1 } from '../mapping/visit.ts';
+import { errorCodes, error, warning, type Problem } from '../problems.ts';
+
+export type Plan =
+  | { kind: 'demographics'; patient: Patient; visit?: VisitContext }
+  | { kind: 'merge'; merges: { sourceIdentifier: string; target: Patient; location: Segment }[] }
+  | { kind: 'results'; patient: Patient; visit?: VisitContext; observations: Observation[] };
+
+export interface PlanResult {
+  header: MessageHeader;
+  plan?: Plan;
+  /** true when the message is refused for its kind (AR), false when for its content (AE). */
+  rejected: boolean;
+  problems: Problem[];
+}
+
+export const acceptedEvents: Record<string, readonly string[]> = { ADT: ['A01', 'A04', 'A08', 'A40'], ORU: ['R01'] };
+
+export function planMessage(message: Hl7Message): PlanResult {
+  const header = readHeader(message);
+  const rejection = checkHeader(header);
+  if (rejection.some((p) => p.severity === 'E')) return { header, rejected: true, problems: rejection };
+  const problems: Problem[] = [...rejection];
+  if (header.controlId === '') problems.push(error(errorCodes.requiredFieldMissing, 'MSH-10 (message control id) is empty', { segment: 'MSH', sequence: 1, field: 10 }));
+  let plan: Plan | undefined;
+  if (header.messageCode === 'ADT' && header.triggerEvent === 'A40') plan = planMerge(message, problems);
+  else if (header.messageCode === 'ADT') plan = planDemographics(message, problems);
+  else plan = planResults(message, header, problems);
+  const failed = problems.some((p) => p.severity === 'E');
+  return failed ? { header, rejected: false, problems } : { header, plan, rejected: false, problems };
+}
+
+function checkHeader(header: MessageHeader): Problem[] {
+  const at = (field: number, component?: number) => ({ segment: 'MSH', sequence: 1, field, ...(component ? { component } : {}) });
+  const problems: Problem[] = [];
+  const events = acceptedEvents[header.messageCode];
+  if (!events) {
+    problems.push(error(errorCodes.unsupportedMessageType, `message type "${header.messageCode}" is not accepted (accepted: ADT^A01, ADT^A04, ADT^A08, ADT^A40, ORU^R01)`, at(9, 1)));
+  } else if (!events.includes(header.triggerEvent)) {
+    problems.push(error(errorCodes.unsupportedEventCode, `event "${header.messageCode}^${header.triggerEvent}" is not accepted (accepted: ${events.map((e) => `${header.messageCode}^${e}`).join(', ')})`, at(9, 2)));
+  }
+  const processing = header.processingId.split('^')[0]!.trim();
+  if (processing === '') problems.push(warning(errorCodes.requiredFieldMissing, 'MSH-11 (processing id) is empty; processed as P (production)', at(11)));
+  else if (!['P', 'D', 'T'].includes(processing)) problems.push(error(errorCodes.unsupportedProcessingId, `MSH-11 processing id "${processing}" is not P, D or T`, at(11)));
+  // v2 is backward compatible within major version 2 (section 2.8.2), so every 2.x is read by v2.5.1 rules.
+  if (!/^2\.\d+(\.\d+)?$/.test(header.version)) problems.push(error(errorCodes.unsupportedVersionId, `MSH-12 version "${header.version}" is not an HL7 v2.x version`, at(12)));
+  return problems;
+}
+
+function requirePid(message: Hl7Message, problems: Problem[]): Segment | undefined {
+  const pid = message.segments.find((s) => s.name === 'PID');
+  if (!pid) problems.push(error(errorCodes.segmentSequenceError, 'the message has no PID segment; a patient is required', { segment: 'PID' }));
+  return pid;
+}
+
+function visitOf(message: Hl7Message, problems: Problem[]): VisitContext | undefined {
+  const pv1 = message.segments.find((s) => s.name === 'PV1');
+  if (!pv1) return undefined;
+  const mapped = mapPv1(pv1);
+  problems.push(...mapped.problems);
+  return Object.keys(mapped.visit).length > 0 ? mapped.visit : undefined;
+}
+
+function planDemographics(message: Hl7Message, problems: Problem[]): Plan | undefined {
+  const pid = requirePid(message, problems);
+  if (!pid) return undefined;
+  const mapped = mapPid(pid);
+  problems.push(...mapped.problems);
+  const visit = visitOf(message, problems);
+  const obx = message.segments.filter((s) => s.name === 'OBX').length;
+  if (obx > 0) problems.push(warning(errorCodes.segmentSequenceError, `${obx} OBX segment(s) in an ADT message were not stored; results are taken from ORU^R01`, { segment: 'OBX' }));
+  return visit ? { kind: 'demographics', patient: mapped.patient, visit } : { kind: 'demographics', patient: mapped.patient };
+}
+
+/** ADT^A40: one or more PATIENT groups, each PID [PD1] MRG [PV1] (v2.5.1 section 3.3.40). */
+function planMerge(message: Hl7Message, problems: Problem[]): Plan | undefined {
+  const merges: { sourceIdentifier: string; target: Patient; location: Segment }[] = [];
+  let current: Segment | undefined;
+  let pending: { pid: Segment; mrg?: Segment }[] = [];
+  for (const segment of message.segments) {
+    if (segment.name === 'PID') pending.push({ pid: segment });
+    else if (segment.name === 'MRG') {
+      const group = pending[pending.length - 1];
+      if (!group || group.mrg) problems.push(error(errorCodes.segmentSequenceError, 'MRG without a preceding PID', { segment: 'MRG', sequence: segment.sequence }));
+      else group.mrg = segment;
+    }
+  }
+  if (pending.length === 0) problems.push(error(errorCodes.segmentSequenceError, 'ADT^A40 has no PID segment', { segment: 'PID' }));
+  for (const group of pending) {
+    current = group.pid;
+    const mapped = mapPid(current);
+    problems.push(...mapped.problems);
+    if (!group.mrg) {
+      problems.push(error(errorCodes.segmentSequenceError, `PID[${current.sequence}] has no MRG segment naming the patient to merge`, { segment: 'PID', sequence: current.sequence }));
+      continue;
+    }
+    const source = identifierList(fieldOf(group.mrg, 1))[0]?.value;
+    if (!source) {
+      problems.push(error(errorCodes.requiredFieldMissing, 'MRG-1 (prior patient identifier list) is empty', { segment: 'MRG', sequence: group.mrg.sequence, field: 1 }));
+      continue;
+    }
+    merges.push({ sourceIdentifier: source, target: mapped.patient, location: group.mrg });
+  }
+  pending = [];
+  return { kind: 'merge', merges };
+}
+
+/** ORU^R01: PID, then ORDER_OBSERVATION groups of [ORC] OBR ... OBX (v2.5.1 section 7.3.1). */
+function planResults(message: Hl7Message, header: MessageHeader, problems: Problem[]): Plan | undefined {
+  const pid = requirePid(message, problems);
+  const mapped = pid ? mapPid(pid) : undefined;
+  if (mapped) problems.push(...mapped.problems);
+  const visit = visitOf(message, problems);
+  const observations: Observation[] = [];
+  let obr: Segment | undefined;
+  let orc: Segment | undefined;
+  let position = 0;
+  let assumedUtc = false;
+  for (const segment of message.segments) {
+    if (segment.name === 'ORC') orc = segment;
+    else if (segment.name === 'OBR') {
+      obr = segment;
+      position = 0;
+    } else if (segment.name === 'OBX') {
+      position++;
+      const result = mapObx(segment, { obr, orc, sendingFacility: header.sendingFacility, positionInGroup: position });
+      problems.push(...result.problems);
+      if (result.observation) {
+        observations.push(result.observation);
+        if (/T\d\d:\d\d:\d\d(\.\d+)?Z$/.test(result.observation.effectiveDateTime ?? '') && !/[+-]\d{4}$/.test(valueOf(segment, 14) || valueOf(obr, 7))) assumedUtc = true;
+      }
+    }
+  }
+  if (observations.length === 0 && !problems.some((p) => p.severity === 'E')) {
+    problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
+  }
+  if (assumedUtc) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC'));
+  if (!mapped) return undefined;
+  return visit ? { kind: 'results', patient: mapped.patient, visit, observations } : { kind: 'results', patient: mapped.patient, observations };
+}
