@@ -10,13 +10,22 @@ import { isStoredResourceType } from './search-parameters.ts';
  * unknown type or of invalid syntax reads exactly like an id that does not exist.
  */
 
+/**
+ * jsonb keeps keys in its own order; FHIR JSON reads best with resourceType, id and meta first
+ * (https://hl7.org/fhir/R4/json.html), so stored content is presented that way.
+ */
+export function present<T extends Resource>(content: T): T {
+  const { resourceType, id, meta, ...rest } = content as Resource & Record<string, unknown>;
+  return { resourceType, id, meta, ...rest } as unknown as T;
+}
+
 export async function readCurrent<T extends Resource>(db: Queryable, site: SiteContext, type: string, id: string): Promise<T | undefined> {
   if (!isStoredResourceType(type) || !isResourceId(id)) return undefined;
   const { rows } = await db.query<{ content: T }>(
     'SELECT content FROM clinical_resource WHERE site_id = $1 AND resource_type = $2 AND id = $3',
     [site.siteId, type, id],
   );
-  return rows[0]?.content;
+  return rows[0] ? present(rows[0].content) : undefined;
 }
 
 export async function readVersion<T extends Resource>(
@@ -32,7 +41,7 @@ export async function readVersion<T extends Resource>(
       WHERE site_id = $1 AND resource_type = $2 AND id = $3 AND version_id = $4`,
     [site.siteId, type, id, Number(versionId)],
   );
-  return rows[0]?.content;
+  return rows[0] ? present(rows[0].content) : undefined;
 }
 
 export interface HistoryPage<T extends Resource> {
@@ -62,7 +71,7 @@ export async function readHistory<T extends Resource>(
       ORDER BY version_id DESC LIMIT $5`,
     [site.siteId, type, id, options.beforeVersion ?? head.version_id + 1, options.count],
   );
-  return { versions: rows.map((row) => row.content), total: head.version_id };
+  return { versions: rows.map((row) => present(row.content)), total: head.version_id };
 }
 
 export async function readByIdentifier<T extends Resource>(
@@ -81,7 +90,7 @@ export async function readByIdentifier<T extends Resource>(
       ORDER BY r.seq`,
     [site.siteId, type, identifier.value, identifier.system ?? null],
   );
-  return rows.map((row) => row.content);
+  return rows.map((row) => present(row.content));
 }
 
 export async function readPatientByBusinessIdentifier(db: Queryable, site: SiteContext, value: string): Promise<Patient | undefined> {
@@ -90,7 +99,7 @@ export async function readPatientByBusinessIdentifier(db: Queryable, site: SiteC
       WHERE site_id = $1 AND resource_type = 'Patient' AND active AND business_identifier = $2`,
     [site.siteId, value],
   );
-  return rows[0]?.content;
+  return rows[0] ? present(rows[0].content) : undefined;
 }
 
 /** Every stored resource whose subject or patient is the patient, in creation order. */
@@ -100,5 +109,5 @@ export async function readPatientCompartment(db: Queryable, site: SiteContext, p
     'SELECT content FROM clinical_resource WHERE site_id = $1 AND patient_id = $2 ORDER BY seq',
     [site.siteId, patientId],
   );
-  return rows.map((row) => row.content);
+  return rows.map((row) => present(row.content));
 }

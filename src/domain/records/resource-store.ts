@@ -97,4 +97,4 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
 }
 
 export type { HistoryPage } from './read.ts';
-export type { SearchCondition, SearchPosition, SearchRequest, SearchResult, SearchSort, TokenValue } from './search.ts';
+export type { ComparisonPrefix, SearchCondition, SearchPosition, SearchRequest, SearchResult, SearchSort, TokenValue } from './search.ts';

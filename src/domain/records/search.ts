@@ -2,6 +2,7 @@ import type { Resource } from '@medplum/fhirtypes';
 import type { Queryable } from '../../storage/database.ts';
 import type { SiteContext } from '../site-context.ts';
 import { isResourceId, normalizeForNameSearch } from './index-values.ts';
+import { present } from './read.ts';
 import type { StoredResourceType } from './search-parameters.ts';
 
 /**
@@ -100,7 +101,7 @@ export async function searchResources(db: Queryable, site: SiteContext, request:
   );
   const page = rows.slice(0, request.count);
   const last = page[page.length - 1];
-  const result: SearchResult = { resources: page.map((row) => row.content) };
+  const result: SearchResult = { resources: page.map((row) => present(row.content)) };
   if (total !== undefined) result.total = total;
   if (rows.length > request.count && last) {
     result.next = { seq: last.seq };

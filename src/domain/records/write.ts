@@ -5,6 +5,7 @@ import { uniqueViolation } from '../../storage/errors.ts';
 import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
 import { indexValues, isResourceId, type IndexValues } from './index-values.ts';
+import { present } from './read.ts';
 import { isStoredResourceType, patientReferenceElement, type StoredResourceType } from './search-parameters.ts';
 import { assertValidResource } from './validation.ts';
 
@@ -207,5 +208,5 @@ export async function lockedPatientByBusinessIdentifier(
       WHERE site_id = $1 AND resource_type = 'Patient' AND active AND business_identifier = $2`,
     [site.siteId, identifier],
   );
-  return rows[0]?.content;
+  return rows[0] ? present(rows[0].content) : undefined;
 }

@@ -1,0 +1,40 @@
+import type { Resource } from '@medplum/fhirtypes';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { fhirJson } from '../outcome.ts';
+
+/** The service base of this origin as the client addressed it ({scheme}://{host}/fhir). */
+export function baseUrl(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}/fhir`;
+}
+
+/** Weak ETag of a version (https://hl7.org/fhir/R4/http.html#versioning). */
+export function etag(versionId: string | undefined): string {
+  return `W/"${versionId ?? '1'}"`;
+}
+
+/** If-Match: W/"3" or "3" (http.html#concurrency); undefined when absent. */
+export function ifMatchVersion(request: FastifyRequest): string | undefined | null {
+  const header = request.headers['if-match'];
+  if (header === undefined) return undefined;
+  const match = /^\s*(?:W\/)?"([^"]+)"\s*$/.exec(header);
+  return match ? match[1]! : null;
+}
+
+export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).type(fhirJson).send(JSON.stringify(body));
+}
+
+export function versionHeaders(reply: FastifyReply, resource: Resource): void {
+  reply.header('etag', etag(resource.meta?.versionId));
+  if (resource.meta?.lastUpdated) reply.header('last-modified', new Date(resource.meta.lastUpdated).toUTCString());
+}
+
+/** A resource with its version headers. */
+export function sendResource(reply: FastifyReply, status: number, resource: Resource): FastifyReply {
+  versionHeaders(reply, resource);
+  return sendJson(reply, status, resource);
+}
+
+export function versionLocation(request: FastifyRequest, resource: Resource): string {
+  return `${baseUrl(request)}/${resource.resourceType}/${resource.id}/_history/${resource.meta?.versionId ?? '1'}`;
+}

@@ -1,0 +1,51 @@
+import type { FastifyRequest } from 'fastify';
+import { resourceStore, type ResourceStore } from '../../domain/records/resource-store.ts';
+import type { SiteContext } from '../../domain/site-context.ts';
+import { siteContextOf } from '../../platform/http/site-context.ts';
+import type { Services } from '../../platform/services.ts';
+import { loadPagingSecret } from '../search/paging-secret.ts';
+
+/** What every FHIR route needs: the services, the caller's site and store, the paging key. */
+export interface FhirContext {
+  services: Services;
+  pagingSecret(): Promise<Buffer>;
+}
+
+export function createFhirContext(services: Services): FhirContext {
+  let secret: Promise<Buffer> | undefined;
+  return {
+    services,
+    pagingSecret() {
+      secret ??= loadPagingSecret(services.database).catch((error: unknown) => {
+        secret = undefined; // a database outage must not poison the cache
+        throw error;
+      });
+      return secret;
+    },
+  };
+}
+
+export function siteOf(request: FastifyRequest): SiteContext {
+  return siteContextOf(request);
+}
+
+export function storeFor(context: FhirContext, request: FastifyRequest): ResourceStore {
+  return resourceStore(context.services.database, siteContextOf(request));
+}
+
+/** Prefer: handling=strict (search.html#errors) and return=… (http.html#ops). */
+export function preference(request: FastifyRequest, name: 'handling' | 'return'): string | undefined {
+  const header = request.headers.prefer;
+  const values = Array.isArray(header) ? header.join(',') : (header ?? '');
+  for (const part of values.split(/[,;]/)) {
+    const [key, value] = part.split('=').map((piece) => piece.trim().toLowerCase());
+    if (key === name && value) return value.replace(/^"|"$/g, '');
+  }
+  return undefined;
+}
+
+/** The query string of the request as ordered pairs (repeats kept: they AND). */
+export function queryPairs(request: FastifyRequest): [string, string][] {
+  const query = request.url.split('?', 2)[1] ?? '';
+  return [...new URLSearchParams(query).entries()];
+}

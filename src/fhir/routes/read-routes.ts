@@ -1,0 +1,55 @@
+import type { Resource } from '@medplum/fhirtypes';
+import type { FastifyInstance } from 'fastify';
+import { readReport } from '../../domain/imaging/reports.ts';
+import { DomainError } from '../../domain/errors.ts';
+import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
+import { diagnosticReportOf } from '../diagnostic-report/report-view.ts';
+import { sendResource } from '../http/resource-response.ts';
+import { siteOf, storeFor, type FhirContext } from './fhir-context.ts';
+import { fhirRoute, idParams, resourceResponses } from './route-options.ts';
+
+/** read and vread (https://hl7.org/fhir/R4/http.html#read, #vread). */
+export function registerReadRoutes(app: FastifyInstance, context: FhirContext, definition: FhirResourceDefinition): void {
+  const { type } = definition;
+  const notFound = (id: string, versionId?: string) => {
+    const what = versionId === undefined ? `${type}/${id}` : `${type}/${id}/_history/${versionId}`;
+    return new DomainError('not-found', `${what} is not known`);
+  };
+  const readCurrent = async (request: Parameters<typeof siteOf>[0], id: string): Promise<Resource | undefined> => {
+    if (definition.stored) return storeFor(context, request).read(type as Resource['resourceType'], id);
+    const report = await readReport(context.services.database, siteOf(request), id);
+    return report ? diagnosticReportOf(report) : undefined;
+  };
+
+  app.get<{ Params: { id: string } }>(
+    `/fhir/${type}/:id`,
+    fhirRoute({ summary: `Read a ${type}`, tags: [type], params: idParams, response: resourceResponses(type, 200) }),
+    async (request, reply) => {
+      const resource = await readCurrent(request, request.params.id);
+      if (!resource) throw notFound(request.params.id);
+      return sendResource(reply, 200, resource);
+    },
+  );
+
+  app.get<{ Params: { id: string; vid: string } }>(
+    `/fhir/${type}/:id/_history/:vid`,
+    fhirRoute({
+      summary: `Read one version of a ${type}`,
+      tags: [type],
+      params: { ...idParams, properties: { ...idParams.properties, vid: { type: 'string', description: 'The version id' } }, required: ['id', 'vid'] },
+      response: resourceResponses(type, 200),
+    }),
+    async (request, reply) => {
+      const { id, vid } = request.params;
+      let resource: Resource | undefined;
+      if (definition.stored) {
+        resource = await storeFor(context, request).vread(type as Resource['resourceType'], id, vid);
+      } else {
+        const current = await readCurrent(request, id);
+        resource = current?.meta?.versionId === vid ? current : undefined;
+      }
+      if (!resource) throw notFound(id, vid);
+      return sendResource(reply, 200, resource);
+    },
+  );
+}

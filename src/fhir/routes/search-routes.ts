@@ -1,0 +1,107 @@
+import type { Resource } from '@medplum/fhirtypes';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { SearchPosition } from '../../domain/records/resource-store.ts';
+import { HttpProblem } from '../../platform/http/http-problem.ts';
+import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
+import { searchDiagnosticReports } from '../diagnostic-report/search-reports.ts';
+import { baseUrl, sendJson } from '../http/resource-response.ts';
+import { decodePageToken, encodePageToken, type PageState } from '../search/paging-token.ts';
+import { parseSearch } from '../search/parse-search.ts';
+import { queryString, searchsetBundle } from '../search/search-bundle.ts';
+import { preference, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
+import { fhirRoute, resourceResponses } from './route-options.ts';
+
+/**
+ * search-type over GET and POST _search (https://hl7.org/fhir/R4/http.html#search). The next
+ * link carries a signed token with the criteria and the keyset position, so following it needs
+ * nothing else and cannot be bent to another site or other rows.
+ */
+export function registerSearchRoutes(app: FastifyInstance, context: FhirContext, definition: FhirResourceDefinition): void {
+  const { type } = definition;
+  const querystring = {
+    type: 'object',
+    properties: Object.fromEntries([
+      ...definition.searchParameters.map((parameter) => [parameter.name, { type: 'string', description: `${parameter.type}: ${parameter.description}` }]),
+      ['_count', { type: 'string', description: 'Page size (default 20, at most 1000)' }],
+      ['_sort', { type: 'string', description: '_lastUpdated or -_lastUpdated (default: creation order)' }],
+      ['_total', { type: 'string', description: 'none | estimate | accurate (default accurate)' }],
+      ['_page', { type: 'string', description: 'Paging token from a next link' }],
+      ['_format', { type: 'string', description: 'json' }],
+    ]),
+  };
+  const schema = { summary: `Search ${type}`, tags: [type], querystring, response: resourceResponses('Bundle (searchset)', 200) };
+
+  app.get(`/fhir/${type}`, fhirRoute(schema), async (request, reply) => search(context, definition, request, reply, queryPairs(request)));
+
+  app.post(
+    `/fhir/${type}/_search`,
+    fhirRoute({ ...schema, summary: `Search ${type} with form-encoded parameters`, body: { type: 'object', description: 'application/x-www-form-urlencoded search parameters' } }),
+    async (request, reply) => {
+      const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/x-www-form-urlencoded') {
+        throw new HttpProblem(415, 'unsupported-media-type', 'POST _search takes application/x-www-form-urlencoded parameters');
+      }
+      const body = typeof request.body === 'string' ? request.body : '';
+      return search(context, definition, request, reply, [...queryPairs(request), ...new URLSearchParams(body).entries()]);
+    },
+  );
+}
+
+async function search(
+  context: FhirContext,
+  definition: FhirResourceDefinition,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  pairs: [string, string][],
+): Promise<FastifyReply> {
+  const site = siteOf(request);
+  const base = baseUrl(request);
+  const token = pairs.find(([name]) => name === '_page')?.[1];
+  let state: PageState | undefined;
+  if (token !== undefined) {
+    state = decodePageToken(await context.pagingSecret(), site.siteId, definition.type, token);
+    pairs = [...state.criteria, ...state.control];
+  }
+  const parsed = parseSearch(definition, pairs, preference(request, 'handling') === 'strict');
+  const firstUrl = `${base}/${definition.type}${queryString([...parsed.criteria, ...parsed.control])}`;
+  const selfUrl = token === undefined ? firstUrl : `${base}/${definition.type}${queryString([['_page', token]])}`;
+
+  let resources: Resource[];
+  let total: number | undefined;
+  let next: PageState['position'] | undefined;
+  if (definition.stored) {
+    const result = await storeFor(context, request).search({
+      type: definition.type as Parameters<ReturnType<typeof storeFor>['search']>[0]['type'],
+      conditions: parsed.conditions,
+      sort: parsed.sort,
+      count: parsed.count,
+      total: parsed.total,
+      ...(state ? { after: state.position as SearchPosition } : {}),
+    });
+    resources = result.resources;
+    total = result.total;
+    next = parsed.count > 0 ? result.next : undefined;
+  } else {
+    if (parsed.sort !== 'created') parsed.ignored.push({ name: '_sort', reason: `_sort is not supported for ${definition.type} (newest first)` });
+    const offset = state?.position.offset ?? 0;
+    const result = await searchDiagnosticReports(context.services.database, site, parsed.conditions, { count: parsed.count, offset });
+    resources = result.resources;
+    total = parsed.total ? result.total : undefined;
+    next = parsed.count > 0 && offset + resources.length < result.total ? { seq: '0', offset: offset + resources.length } : undefined;
+  }
+  let nextUrl: string | undefined;
+  if (next) {
+    const nextToken = encodePageToken(await context.pagingSecret(), site.siteId, {
+      type: definition.type,
+      criteria: parsed.criteria,
+      control: parsed.control,
+      position: next,
+    });
+    nextUrl = `${base}/${definition.type}${queryString([['_page', nextToken]])}`;
+  }
+  return sendJson(
+    reply,
+    200,
+    searchsetBundle({ base, resources, ...(total !== undefined ? { total } : {}), selfUrl, ...(nextUrl ? { nextUrl } : {}), ignored: parsed.ignored }),
+  );
+}

@@ -1,0 +1,135 @@
+import type { Resource } from '@medplum/fhirtypes';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, isDomainError } from '../../domain/errors.ts';
+import type { SearchRequest } from '../../domain/records/resource-store.ts';
+import { HttpProblem } from '../../platform/http/http-problem.ts';
+import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
+import { assertJsonBody } from '../http/content-negotiation.ts';
+import { ifMatchVersion, sendJson, sendResource, versionHeaders, versionLocation } from '../http/resource-response.ts';
+import { informationOutcome } from '../outcome.ts';
+import { parseSearch } from '../search/parse-search.ts';
+import { preference, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
+import { fhirRoute, idParams, maxResourceBytes, resourceBody, resourceResponses } from './route-options.ts';
+
+/**
+ * create, conditional create and update (https://hl7.org/fhir/R4/http.html#create, #ccreate,
+ * #update). Ids are the service's: a client id on create is ignored.
+ */
+export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, definition: FhirResourceDefinition): void {
+  const { type } = definition;
+  const headers = {
+    type: 'object',
+    properties: {
+      'if-none-exist': { type: 'string', description: 'Conditional create: search criteria (e.g. identifier=urn:mrn|123)' },
+      prefer: { type: 'string', description: 'return=minimal | representation | OperationOutcome' },
+    },
+  };
+
+  app.post<{ Body: unknown }>(
+    `/fhir/${type}`,
+    fhirRoute(
+      { summary: `Create a ${type}`, tags: [type], headers, body: resourceBody(type), response: resourceResponses(type, 201) },
+      { bodyLimit: maxResourceBytes },
+    ),
+    async (request, reply) => {
+      const resource = resourceFrom(request, type);
+      const store = storeFor(context, request);
+      const criteria = request.headers['if-none-exist'];
+      if (typeof criteria === 'string') {
+        const parsed = parseSearch(definition, [...new URLSearchParams(criteria.replace(/^[^?]*\?/, '')).entries()], true);
+        if (parsed.conditions.length === 0) throw new HttpProblem(400, 'invalid', 'If-None-Exist has no search criteria');
+        const search: SearchRequest = { type: type as SearchRequest['type'], conditions: parsed.conditions, sort: 'created', count: 2, total: false };
+        const outcome = await store.createIfNoneExist(JSON.stringify(parsed.criteria), (locked) => locked.search(search).then((r) => r.resources), resource);
+        if (outcome.outcome === 'ambiguous') {
+          throw new HttpProblem(412, 'precondition-failed', `If-None-Exist matches more than one ${type}`);
+        }
+        if (outcome.outcome === 'exists') {
+          reply.header('location', versionLocation(request, outcome.resource));
+          return respond(request, reply, 200, outcome.resource);
+        }
+        reply.header('location', versionLocation(request, outcome.resource));
+        return respond(request, reply, 201, outcome.resource);
+      }
+      const created = await store.create(resource);
+      reply.header('location', versionLocation(request, created));
+      return respond(request, reply, 201, created);
+    },
+  );
+
+  app.put<{ Params: { id: string }; Body: unknown }>(
+    `/fhir/${type}/:id`,
+    fhirRoute(
+      {
+        summary: `Update a ${type} (a new version)`,
+        tags: [type],
+        params: idParams,
+        headers: {
+          type: 'object',
+          properties: { 'if-match': { type: 'string', description: 'W/"{versionId}": update only that version' }, prefer: headers.properties.prefer },
+        },
+        body: resourceBody(type),
+        response: resourceResponses(type, 200),
+      },
+      { bodyLimit: maxResourceBytes },
+    ),
+    async (request, reply) => {
+      const resource = resourceFrom(request, type);
+      const pathId = request.params.id;
+      const bodyId = (request.body as { id?: unknown }).id;
+      if (bodyId !== undefined && bodyId !== pathId) {
+        const message = `the resource id ${JSON.stringify(bodyId)} differs from the id in the URL`;
+        throw new DomainError('invalid', message, [{ message, location: `${type}.id` }]);
+      }
+      const ifMatch = ifMatchVersion(request);
+      if (ifMatch === null) throw new HttpProblem(400, 'invalid', 'If-Match must be an ETag such as W/"3"');
+      const store = storeFor(context, request);
+      try {
+        const updated = await store.update({ ...resource, id: pathId }, ifMatch === undefined ? {} : { ifMatchVersion: ifMatch });
+        reply.header('content-location', versionLocation(request, updated));
+        return respond(request, reply, 200, updated);
+      } catch (error) {
+        // DESIGN.md: for Patient, PUT with a body without id creates a patient when the site's
+        // policy permits (update as create, http.html#upsert), with an id of the service.
+        const mayCreate =
+          definition.updateCreate && bodyId === undefined && ifMatch === undefined && siteOf(request).policies.patientPutCreates;
+        if (!mayCreate || !isDomainError(error, 'not-found')) throw error;
+        const created = await store.create(resource);
+        reply.header('location', versionLocation(request, created));
+        return respond(request, reply, 201, created);
+      }
+    },
+  );
+}
+
+function resourceFrom(request: FastifyRequest, type: string): Resource {
+  assertJsonBody(request);
+  const body = request.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new DomainError('invalid', 'the body must be a JSON object holding a FHIR resource');
+  }
+  const resourceType = (body as { resourceType?: unknown }).resourceType;
+  if (resourceType !== type) {
+    const message = `the body's resourceType ${JSON.stringify(resourceType ?? null)} is not ${type}`;
+    throw new DomainError('invalid', message, [{ message, location: 'resourceType' }]);
+  }
+  const { id: _ignored, ...rest } = body as Resource;
+  return rest as Resource;
+}
+
+/** Prefer: return=… (http.html#ops): the resource (default), nothing, or an OperationOutcome. */
+function respond(request: FastifyRequest, reply: FastifyReply, status: number, resource: Resource): FastifyReply {
+  const wanted = preference(request, 'return');
+  if (wanted === 'minimal') {
+    versionHeaders(reply, resource);
+    return reply.code(status).send('');
+  }
+  if (wanted === 'operationoutcome') {
+    versionHeaders(reply, resource);
+    return sendJson(
+      reply,
+      status,
+      informationOutcome([{ severity: 'information', code: 'informational', diagnostics: `${resource.resourceType}/${resource.id} version ${resource.meta?.versionId} stored` }]),
+    );
+  }
+  return sendResource(reply, status, resource);
+}

@@ -1,0 +1,166 @@
+import { dateRange, instantRange } from '../../domain/records/fhir-date.ts';
+import type { ComparisonPrefix, SearchCondition, SearchSort, TokenValue } from '../../domain/records/resource-store.ts';
+import { HttpProblem } from '../../platform/http/http-problem.ts';
+import type { FhirResourceDefinition, FhirSearchParameter } from '../capability/resource-definitions.ts';
+import { defaultPageSize, maxPageSize } from './search-limits.ts';
+
+/**
+ * A FHIR search request (https://hl7.org/fhir/R4/search.html) parsed into domain conditions:
+ * repeated parameters AND, comma-separated values OR (search.html#combining). Unknown
+ * parameters are ignored and reported, or refused under Prefer: handling=strict
+ * (search.html#errors). A bad value of a known parameter is always a 400.
+ */
+
+export interface ParsedSearch {
+  conditions: SearchCondition[];
+  sort: SearchSort;
+  count: number;
+  total: boolean;
+  /** Parameters ignored, for the outcome entry (search.mode outcome). */
+  ignored: { name: string; reason: string }[];
+  /** The criteria that decide the match set, canonical (sorted), for paging tokens and locks. */
+  criteria: [string, string][];
+  /** _sort, _count and _total as given, for the self and next links. */
+  control: [string, string][];
+}
+
+/** Accepted, without effect on the result: formatting only. */
+const formattingParameters = new Set(['_format', '_pretty']);
+const prefixes: ComparisonPrefix[] = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'];
+
+function bad(message: string): HttpProblem {
+  return new HttpProblem(400, 'invalid', message);
+}
+
+export function parseSearch(definition: FhirResourceDefinition, params: [string, string][], strict: boolean): ParsedSearch {
+  const parsed: ParsedSearch = { conditions: [], sort: 'created', count: defaultPageSize, total: true, ignored: [], criteria: [], control: [] };
+  const ignore = (name: string, reason: string) => {
+    if (strict) throw bad(`${reason} (Prefer: handling=strict)`);
+    parsed.ignored.push({ name, reason });
+  };
+  for (const [rawName, value] of params) {
+    if (formattingParameters.has(rawName) || rawName === '_page') continue;
+    if (rawName === '_count') {
+      if (!/^\d{1,7}$/.test(value)) throw bad(`_count must be a whole number from 0 to ${maxPageSize}`);
+      // Larger pages are clamped, as search.html#count allows.
+      parsed.count = Math.min(Number(value), maxPageSize);
+      parsed.control.push([rawName, String(parsed.count)]);
+      continue;
+    }
+    if (rawName === '_total') {
+      if (!['none', 'estimate', 'accurate'].includes(value)) throw bad('_total must be none, estimate or accurate');
+      parsed.total = value !== 'none';
+      parsed.control.push([rawName, value]);
+      continue;
+    }
+    if (rawName === '_sort') {
+      if (value === '_lastUpdated' || value === '-_lastUpdated') {
+        parsed.sort = value;
+        parsed.control.push([rawName, value]);
+      } else {
+        ignore('_sort', `_sort=${value} is not supported (only _lastUpdated and -_lastUpdated)`);
+      }
+      continue;
+    }
+    const [name, modifier] = rawName.split(':', 2) as [string, string | undefined];
+    const parameter = definition.searchParameters.find((candidate) => candidate.name === name);
+    if (!parameter) {
+      ignore(rawName, `search parameter ${rawName} is not supported for ${definition.type}`);
+      continue;
+    }
+    if (modifier !== undefined) throw bad(`the modifier :${modifier} is not supported on ${name}`);
+    // search.html#errors: an empty parameter value is ignored.
+    if (value === '') continue;
+    const values = splitValues(value);
+    if (values.length > 100) throw bad(`${name} has more than 100 values`);
+    parsed.conditions.push(condition(parameter, values));
+    parsed.criteria.push([name, value]);
+  }
+  parsed.criteria.sort((a, b) => (a[0] === b[0] ? a[1].localeCompare(b[1]) : a[0].localeCompare(b[0])));
+  return parsed;
+}
+
+/** Splits on commas not escaped with a backslash, then unescapes (search.html#escaping). */
+function splitValues(value: string): string[] {
+  const values: string[] = [];
+  let current = '';
+  for (let i = 0; i < value.length; i++) {
+    const char = value[i]!;
+    if (char === '\\' && i + 1 < value.length) {
+      current += `\\${value[++i]}`;
+    } else if (char === ',') {
+      values.push(current);
+      current = '';
+    } else {
+      current += char;
+    }
+  }
+  values.push(current);
+  return values.filter((entry) => entry !== '');
+}
+
+function unescape(value: string): string {
+  return value.replace(/\\(.)/g, '$1');
+}
+
+function condition(parameter: FhirSearchParameter, values: string[]): SearchCondition {
+  if (parameter.name === '_id') return { kind: 'id', ids: values.map(unescape) };
+  switch (parameter.type) {
+    case 'token':
+      return { kind: 'token', param: parameter.name, values: values.map(tokenValue) };
+    case 'reference':
+      return { kind: 'patient', ids: values.map((value) => referenceId(parameter.name, unescape(value))) };
+    case 'string':
+      return { kind: 'name', values: values.map(unescape) };
+    case 'date':
+      return parameter.name === '_lastUpdated'
+        ? { kind: 'last-updated', values: values.map((value) => instantValue(parameter.name, value)) }
+        : { kind: 'birthdate', values: values.map((value) => dayValue(parameter.name, value)) };
+  }
+}
+
+/** code, system|code, |code (no system), system| (any code of the system): search.html#token. */
+function tokenValue(value: string): TokenValue {
+  let bar = -1;
+  for (let i = 0; i < value.length; i++) {
+    if (value[i] === '\\') i++;
+    else if (value[i] === '|') {
+      bar = i;
+      break;
+    }
+  }
+  if (bar < 0) return { code: unescape(value) };
+  const system = unescape(value.slice(0, bar));
+  const code = unescape(value.slice(bar + 1));
+  if (code === '') return { system };
+  return { system, code };
+}
+
+/** Patient/{id} or a bare id (search.html#reference); any other type cannot match. */
+function referenceId(name: string, value: string): string {
+  const match = /^(?:(?:https?:\/\/[^?#]*\/)?([A-Za-z]+)\/)?([^/]+)$/.exec(value);
+  if (!match) throw bad(`${name}=${value} is not a reference (Patient/{id} or {id})`);
+  if (match[1] !== undefined && match[1] !== 'Patient') return '';
+  return match[2]!;
+}
+
+function splitPrefix(value: string): [ComparisonPrefix, string] {
+  const prefix = value.slice(0, 2) as ComparisonPrefix;
+  if (prefixes.includes(prefix) && /^[a-z]{2}\d/.test(value)) return [prefix, value.slice(2)];
+  return ['eq', value];
+}
+
+function dayValue(name: string, raw: string): { prefix: ComparisonPrefix; start: string; end: string } {
+  const [prefix, value] = splitPrefix(raw);
+  const range = dateRange(value);
+  if (!range) throw bad(`${name}=${raw} is not a date (yyyy, yyyy-mm or yyyy-mm-dd, with an optional prefix eq, ne, lt, le, gt, ge)`);
+  return { prefix, ...range };
+}
+
+function instantValue(name: string, raw: string): { prefix: ComparisonPrefix; start: Date; end: Date } {
+  const [prefix, value] = splitPrefix(raw);
+  // An unencoded "+" of a zone offset arrives as a space (application/x-www-form-urlencoded).
+  const range = instantRange(value.replace(' ', '+'));
+  if (!range) throw bad(`${name}=${raw} is not a date or dateTime with a time zone (with an optional prefix eq, ne, lt, le, gt, ge)`);
+  return { prefix, ...range };
+}

@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import type { HttpSurface } from '../platform/http/surface.ts';
+import type { Services } from '../platform/services.ts';
+import { capabilityStatement } from './capability/capability-statement.ts';
+import { resourceDefinitions } from './capability/resource-definitions.ts';
+import { baseUrl, sendJson } from './http/resource-response.ts';
+import { renderOperationOutcome } from './outcome.ts';
+import { createFhirContext } from './routes/fhir-context.ts';
+import { registerHistoryRoutes } from './routes/history-routes.ts';
+import { registerMethodNotAllowed } from './routes/method-not-allowed.ts';
+import { registerReadRoutes } from './routes/read-routes.ts';
+import { fhirRoute, resourceResponses } from './routes/route-options.ts';
+import { registerSearchRoutes } from './routes/search-routes.ts';
+import { registerWriteRoutes } from './routes/write-routes.ts';
+
+const software = { name: 'Clinical Gateway', version: '0.1.0' };
+
+/**
+ * The FHIR R4 origin (DESIGN.md section 1, issue 3): /fhir/metadata and, for each type of the
+ * capability definitions, exactly its interactions; every other method on those paths is a 405,
+ * every other path a 404, and every failure an OperationOutcome.
+ */
+export const fhirSurface: HttpSurface = {
+  name: 'fhir',
+  title: 'Clinical Gateway FHIR R4 API',
+  description:
+    'FHIR R4 (4.0.1) JSON API over the site of the API key: Patient, Condition, AllergyIntolerance, Observation, ' +
+    'Procedure and DocumentReference (read, vread, history, search, create, update) and DiagnosticReport ' +
+    '(read, vread, search). GET /fhir/metadata is the authority on what is supported.',
+  auth: 'api-key',
+  renderError: renderOperationOutcome,
+  async register(app: FastifyInstance, services: Services) {
+    // http.html#mime-type: application/fhir+json is the FHIR JSON type; application/json is accepted too.
+    app.addContentTypeParser(['application/fhir+json', 'application/json+fhir'], { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    // Any other type reaches the route, which answers 415 in FHIR terms (content-negotiation.ts).
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+    const context = createFhirContext(services);
+    app.get(
+      '/fhir/metadata',
+      fhirRoute({ summary: 'The CapabilityStatement of this server', tags: ['metadata'], response: resourceResponses('CapabilityStatement', 200) }, { public: true }),
+      async (request, reply) => sendJson(reply, 200, capabilityStatement(baseUrl(request), software)),
+    );
+    registerMethodNotAllowed(app, '/fhir/metadata', ['GET'], 'metadata');
+
+    for (const definition of resourceDefinitions) {
+      const { type } = definition;
+      registerReadRoutes(app, context, definition);
+      registerSearchRoutes(app, context, definition);
+      if (definition.interactions.includes('history-instance')) registerHistoryRoutes(app, context, definition);
+      const writable = definition.interactions.includes('create');
+      if (writable) registerWriteRoutes(app, context, definition);
+      registerMethodNotAllowed(app, `/fhir/${type}`, writable ? ['GET', 'POST'] : ['GET'], type);
+      registerMethodNotAllowed(app, `/fhir/${type}/:id`, writable ? ['GET', 'PUT'] : ['GET'], type);
+      registerMethodNotAllowed(app, `/fhir/${type}/:id/_history/:vid`, ['GET'], type);
+      registerMethodNotAllowed(app, `/fhir/${type}/_search`, ['POST'], type);
+      if (definition.interactions.includes('history-instance')) registerMethodNotAllowed(app, `/fhir/${type}/:id/_history`, ['GET'], type);
+    }
+  },
+};

@@ -1,0 +1,41 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { SiteContext } from '../../src/domain/site-context.ts';
+import { fhirSurface } from '../../src/fhir/surface.ts';
+import type { Database } from '../../src/storage/database.ts';
+import { buildTestOrigin, createTestApiKey } from '../support/http.ts';
+import { createTestSite } from '../support/sites.ts';
+
+export interface FhirClient {
+  site: SiteContext;
+  key: string;
+  request(method: string, url: string, options?: { body?: unknown; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+}
+
+/** A fresh site with its own API key, talking to the FHIR origin in-process. */
+export async function fhirClient(app: FastifyInstance, database: Database, options: { patientPutCreates?: boolean } = {}): Promise<FhirClient> {
+  const site = await createTestSite(database, options);
+  const key = await createTestApiKey(database, site);
+  return {
+    site,
+    key,
+    request(method, url, { body, headers = {} } = {}) {
+      return app.inject({
+        method: method as 'GET',
+        url,
+        headers: { 'x-api-key': key, ...(body !== undefined ? { 'content-type': 'application/fhir+json' } : {}), ...headers },
+        ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      });
+    },
+  };
+}
+
+export function buildFhirOrigin(database: Database): Promise<FastifyInstance> {
+  return buildTestOrigin(fhirSurface, database);
+}
+
+export const patientBody = (identifier: string, extra: Record<string, unknown> = {}) => ({
+  resourceType: 'Patient',
+  identifier: [{ system: 'urn:mrn', value: identifier }],
+  name: [{ family: 'Doe', given: ['Jane'] }],
+  ...extra,
+});
