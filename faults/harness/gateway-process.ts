@@ -1,0 +1,150 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { freeLoopbackPort } from './ports.ts';
+import { readResident } from './process-stats.ts';
+import { withDeadline } from './timing.ts';
+
+export type SurfaceName = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'mllp' | 'dicom';
+export const surfaceNames: SurfaceName[] = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'mllp', 'dicom'];
+
+const portVariables: Record<SurfaceName, string> = {
+  fhir: 'CG_FHIR_PORT',
+  hl7: 'CG_HL7_PORT',
+  mpps: 'CG_MPPS_PORT',
+  connectivity: 'CG_CONNECTIVITY_PORT',
+  admin: 'CG_ADMIN_PORT',
+  mllp: 'CG_MLLP_PORT',
+  dicom: 'CG_DICOM_PORT',
+};
+
+export const repositoryRoot = resolve(import.meta.dirname, '../..');
+const cliPath = join(repositoryRoot, 'bin/clinical-gateway.js');
+
+/**
+ * The service as operators run it (`clinical-gateway serve`), as a child process on a data
+ * directory of its own, fixed loopback ports and an external PostgreSQL, so that it can be killed
+ * with SIGKILL and started again on the same state. Logs go to a file per start for diagnosis.
+ */
+export class GatewayProcess {
+  readonly dataDir: string;
+  readonly databaseUrl: string;
+  readonly ports: Record<SurfaceName, number>;
+  readonly logDir: string;
+  /** Surfaces the last start reported as listening. */
+  listening = new Set<SurfaceName>();
+  starts = 0;
+  #child: ChildProcess | undefined;
+  #exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
+  #extraEnv: NodeJS.ProcessEnv;
+  #log: WriteStream | undefined;
+  unexpectedExits: string[] = [];
+  #expectingExit = false;
+
+  private constructor(dataDir: string, databaseUrl: string, ports: Record<SurfaceName, number>, extraEnv: NodeJS.ProcessEnv) {
+    this.dataDir = dataDir;
+    this.databaseUrl = databaseUrl;
+    this.ports = ports;
+    this.logDir = join(dataDir, '..', 'logs');
+    this.#extraEnv = extraEnv;
+    mkdirSync(this.logDir, { recursive: true });
+  }
+
+  static async create(options: { dataDir: string; databaseUrl: string; env?: NodeJS.ProcessEnv }): Promise<GatewayProcess> {
+    const ports = {} as Record<SurfaceName, number>;
+    for (const name of surfaceNames) ports[name] = await freeLoopbackPort();
+    return new GatewayProcess(options.dataDir, options.databaseUrl, ports, options.env ?? {});
+  }
+
+  /** The environment of the operator contract (DESIGN.md section 3) for this instance. */
+  env(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      CG_DATA_DIR: this.dataDir,
+      CG_DATABASE_URL: this.databaseUrl,
+      CG_BIND: '127.0.0.1',
+      CG_LOG_LEVEL: 'warn',
+      CG_DOCS: 'on',
+      ...this.#extraEnv,
+    };
+    for (const name of surfaceNames) env[portVariables[name]] = String(this.ports[name]);
+    return env;
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  get running(): boolean {
+    return this.#child !== undefined && this.#child.exitCode === null && this.#child.signalCode === null;
+  }
+
+  /** Starts `serve` and resolves once it prints that it is running (its listeners are bound). */
+  async start(timeoutMs = 60_000): Promise<void> {
+    if (this.running) throw new Error('the service is already running');
+    this.starts++;
+    this.#log = createWriteStream(join(this.logDir, `serve-${this.starts}.log`));
+    const child = spawn(process.execPath, [cliPath, 'serve'], { cwd: repositoryRoot, env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    this.#child = child;
+    this.#expectingExit = false;
+    child.stdout!.pipe(this.#log, { end: false });
+    let stderr = '';
+    const ready = new Promise<void>((resolveReady, reject) => {
+      child.stderr!.on('data', (chunk: Buffer) => {
+        this.#log?.write(chunk);
+        stderr += chunk.toString('utf8');
+        if (stderr.length > 64_000) stderr = stderr.slice(-32_000);
+        const at = stderr.indexOf('Clinical Gateway is running');
+        if (at >= 0) {
+          const listening = new Set<SurfaceName>();
+          for (const line of stderr.slice(at).split('\n').slice(1)) {
+            const name = line.trim().split(/\s+/)[0] as SurfaceName;
+            if (surfaceNames.includes(name)) listening.add(name);
+          }
+          // The summary is written in one call; wait for its last line before reading it.
+          if (stderr.slice(at).split('\n').length > listening.size) {
+            this.listening = listening;
+            resolveReady();
+          }
+        }
+      });
+      child.once('exit', (code, signal) => reject(new Error(`serve exited before it was ready (code ${code}, signal ${signal}): ${stderr.slice(-2000)}`)));
+    });
+    this.#exit = new Promise((resolveExit) =>
+      child.once('exit', (code, signal) => {
+        if (!this.#expectingExit) this.unexpectedExits.push(`exit code ${code} signal ${signal} (start ${this.starts})`);
+        resolveExit({ code, signal });
+      }),
+    );
+    await withDeadline(timeoutMs, 'service start', ready);
+  }
+
+  /** SIGKILL: no shutdown hook runs, as in a power cut of the process. */
+  async kill(): Promise<void> {
+    if (!this.running) return;
+    this.#expectingExit = true;
+    this.#child!.kill('SIGKILL');
+    await this.#exit;
+    this.#log?.end();
+  }
+
+  /** SIGTERM and wait for the graceful shutdown (bounded; SIGKILL after the deadline). */
+  async stop(timeoutMs = 20_000): Promise<void> {
+    if (!this.running) return;
+    this.#expectingExit = true;
+    this.#child!.kill('SIGTERM');
+    try {
+      await withDeadline(timeoutMs, 'graceful shutdown', this.#exit!);
+    } catch {
+      this.#child!.kill('SIGKILL');
+      await this.#exit;
+    }
+    this.#log?.end();
+  }
+
+  /** The service's resident memory in bytes (from /proc), or undefined when not running. */
+  residentBytes(): number | undefined {
+    return this.pid ? readResident(this.pid) : undefined;
+  }
+}

@@ -1,0 +1,166 @@
+import { mkdirSync } from 'node:fs';
+import { ackCode, MllpClient } from '../clients/mllp-client.ts';
+import { http } from '../clients/http.ts';
+import { storescu } from '../clients/storescu.ts';
+import { generateInstance, type GeneratedInstance } from '../samples/dicom-instances.ts';
+import { admitMessage, type SenderIdentity } from '../samples/hl7-messages.ts';
+import { sleep } from '../harness/timing.ts';
+import { Ledger, type LedgerItem } from './ledger.ts';
+
+/** Shared switch of a load phase: `producing` false means "only retry what is unacknowledged". */
+export interface LoadControl {
+  producing: boolean;
+  stopped: boolean;
+}
+
+export interface Hl7Item {
+  controlId: string;
+  mrn: string;
+  message: string;
+}
+
+export interface FhirItem {
+  identifier: string;
+  body: string;
+}
+
+export function hl7Ledger(sender: SenderIdentity, prefix: string): Ledger<Hl7Item> {
+  return new Ledger((index) => {
+    const controlId = `${prefix}${index}`;
+    const mrn = `MRN-${prefix}-${index}`;
+    return { key: controlId, data: { controlId, mrn, message: admitMessage(sender, controlId, mrn) } };
+  });
+}
+
+export function dicomLedger(dir: string, prefix: string): Ledger<GeneratedInstance> {
+  mkdirSync(dir, { recursive: true });
+  return new Ledger((index) => {
+    const instance = generateInstance(dir, { patientId: `DCM-${prefix}-${index}` });
+    return { key: instance.sopInstanceUid, data: instance };
+  });
+}
+
+export const fhirIdentifierSystem = 'urn:faults:patient';
+
+export function fhirLedger(prefix: string): Ledger<FhirItem> {
+  return new Ledger((index) => {
+    const identifier = `FHIR-${prefix}-${index}`;
+    const body = JSON.stringify({
+      resourceType: 'Patient',
+      identifier: [{ system: fhirIdentifierSystem, value: identifier }],
+      name: [{ family: 'Writer', given: [`W${index}`], text: `W${index} Writer` }],
+      gender: 'other',
+      birthDate: '1980-02-29',
+    });
+    return { key: identifier, data: { identifier, body } };
+  });
+}
+
+/** HL7 acknowledgement codes mapped to what the sender must do (HL7 v2.5.1 2.9.2, table 0008). */
+function hl7Verdict(ack: string) {
+  const code = ackCode(ack);
+  if (code === 'AA' || code === 'CA') return 'ack' as const;
+  if (code === 'AR' || code === 'CR') return 'retry-later' as const;
+  return 'permanent' as const;
+}
+
+/** One MLLP sender: one connection at a time, one message in flight, reconnecting after failures. */
+export async function runMllpSender(control: LoadControl, ledger: Ledger<Hl7Item>, port: number): Promise<void> {
+  let client: MllpClient | undefined;
+  while (!control.stopped) {
+    const item = ledger.take(control.producing);
+    if (!item) {
+      if (!control.producing && ledger.pending.every((p) => !p.inFlight)) break;
+      await sleep(50);
+      continue;
+    }
+    try {
+      if (!client || client.closed) client = await MllpClient.connect(port);
+      const ack = await client.send(item.data.message);
+      const verdict = hl7Verdict(ack);
+      ledger.settle(item, { verdict, detail: ack.split('\r').find((s) => s.startsWith('MSA')) ?? ack.slice(0, 80) }, ack);
+      if (verdict !== 'ack') await sleep(200);
+    } catch (error) {
+      ledger.settle(item, { verdict: 'no-answer', detail: (error as Error).message });
+      client?.close();
+      client = undefined;
+      await sleep(200);
+    }
+  }
+  client?.close();
+}
+
+/** DIMSE statuses that mean "try again" (PS3.4 B.2.3: A7xx out of resources). */
+function dicomVerdict(status: string | undefined) {
+  if (status === undefined) return 'no-answer' as const;
+  if (/^(Success|Warning)/i.test(status)) return 'ack' as const;
+  if (/resources|A7[0-9A-F]{2}/i.test(status)) return 'retry-later' as const;
+  return 'permanent' as const;
+}
+
+/** One DICOM sender: storescu associations of a few instances each, retrying what got no success. */
+export async function runDicomSender(control: LoadControl, ledger: Ledger<GeneratedInstance>, port: number, calledAe: string, batch = 4): Promise<void> {
+  while (!control.stopped) {
+    const items: LedgerItem<GeneratedInstance>[] = [];
+    for (let i = 0; i < batch; i++) {
+      const item = ledger.take(control.producing);
+      if (item) items.push(item);
+    }
+    if (items.length === 0) {
+      if (!control.producing && ledger.pending.every((p) => !p.inFlight)) break;
+      await sleep(50);
+      continue;
+    }
+    const result = await storescu({ port, calledAe, files: items.map((i) => i.data.path), timeoutSeconds: 10 });
+    for (const [index, item] of items.entries()) {
+      const outcome = result.outcomes[index]!;
+      const verdict = dicomVerdict(outcome.status);
+      const detail = outcome.status ?? (result.associationRejected ? 'association rejected' : result.associationAccepted ? 'no response' : 'no association');
+      ledger.settle(item, { verdict, detail });
+    }
+    if (items.some((i) => !i.acknowledged)) await sleep(200);
+  }
+}
+
+/** HTTP statuses: 2xx acknowledged; 429/503 (and no answer) retry later; anything else permanent. */
+function httpVerdict(status: number) {
+  if (status >= 200 && status < 300) return 'ack' as const;
+  if (status === 429 || status === 503) return 'retry-later' as const;
+  return 'permanent' as const;
+}
+
+/**
+ * One FHIR writer: creates patients with a conditional create (If-None-Exist on the business
+ * identifier, FHIR R4 http.html#ccreate), which is how a FHIR client retries a create safely.
+ */
+export async function runFhirWriter(control: LoadControl, ledger: Ledger<FhirItem>, port: number, apiKey: string): Promise<void> {
+  while (!control.stopped) {
+    const item = ledger.take(control.producing);
+    if (!item) {
+      if (!control.producing && ledger.pending.every((p) => !p.inFlight)) break;
+      await sleep(50);
+      continue;
+    }
+    try {
+      const answer = await http({
+        port,
+        method: 'POST',
+        path: '/fhir/Patient',
+        headers: { 'content-type': 'application/fhir+json', 'x-api-key': apiKey, 'if-none-exist': `identifier=${fhirIdentifierSystem}|${item.data.identifier}` },
+        body: item.data.body,
+      });
+      const verdict = httpVerdict(answer.status);
+      let id: string | undefined;
+      try {
+        id = (JSON.parse(answer.body) as { id?: string }).id;
+      } catch {
+        id = undefined;
+      }
+      ledger.settle(item, { verdict, detail: `HTTP ${answer.status}${verdict === 'permanent' ? ` ${answer.body.slice(0, 200)}` : ''}` }, id);
+      if (verdict !== 'ack') await sleep(200);
+    } catch (error) {
+      ledger.settle(item, { verdict: 'no-answer', detail: (error as Error).message });
+      await sleep(200);
+    }
+  }
+}

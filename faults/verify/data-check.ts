@@ -1,0 +1,139 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type pg from 'pg';
+import { http } from '../clients/http.ts';
+import { datasetSha256, type GeneratedInstance } from '../samples/dicom-instances.ts';
+import type { Ledger } from '../load/ledger.ts';
+import type { FhirItem, Hl7Item } from '../load/senders.ts';
+import { check, type ScenarioReport, type Tally } from '../harness/scenario.ts';
+
+/**
+ * The data check of issue 9 point 1: every acknowledged item is present and intact, nothing is
+ * there twice, and nothing half-applied was left behind. It reads the service's database and data
+ * directory directly (the checks must not trust the service under test to report on itself) and,
+ * for FHIR, also reads each acknowledged resource back through the API.
+ */
+export async function checkHl7(report: ScenarioReport, sql: pg.Pool, siteId: string, ledger: Ledger<Hl7Item>, label: string): Promise<Tally> {
+  let lost = 0;
+  let duplicated = 0;
+  let found = 0;
+  let halfApplied = 0;
+  const problems: string[] = [];
+  for (const item of ledger.items) {
+    const messages = await sql.query('SELECT count(*)::int AS n FROM inbound_message WHERE site_id = $1 AND control_id = $2', [siteId, item.data.controlId]);
+    const patients = await sql.query(
+      `SELECT count(*)::int AS n FROM clinical_resource WHERE site_id = $1 AND resource_type = 'Patient' AND content->'identifier' @> $2::jsonb`,
+      [siteId, JSON.stringify([{ value: item.data.mrn }])],
+    );
+    const m = messages.rows[0].n as number;
+    const p = patients.rows[0].n as number;
+    if (m > 0 && p > 0) found++;
+    if (item.acknowledged && (m === 0 || p === 0)) {
+      lost++;
+      if (problems.length < 5) problems.push(`${item.key}: acknowledged, ${m} log row(s), ${p} patient(s)`);
+    }
+    if (m > 1 || p > 1) {
+      duplicated++;
+      if (problems.length < 5) problems.push(`${item.key}: ${m} log rows, ${p} patients`);
+    }
+    // Half-applied: the log says processed but the patient is missing, or the reverse.
+    if ((m > 0) !== (p > 0)) {
+      halfApplied++;
+      if (problems.length < 5) problems.push(`${item.key}: half-applied (${m} log row(s), ${p} patient(s))`);
+    }
+  }
+  const unacknowledged = ledger.items.filter((i) => !i.acknowledged).length;
+  check(report, `${label}: every acknowledged HL7 message is stored once and applied whole`, lost === 0 && duplicated === 0 && halfApplied === 0, problems.join('; ') || `${ledger.acknowledged} acknowledged, ${found} found`);
+  check(report, `${label}: every HL7 message acknowledged after the senders' retries`, unacknowledged === 0, `${unacknowledged} never acknowledged`);
+  return { item: `${label} HL7 v2 messages (MLLP)`, sent: ledger.sent, acknowledged: ledger.acknowledged, found, lost, duplicated };
+}
+
+export async function checkFhir(report: ScenarioReport, sql: pg.Pool, siteId: string, ledger: Ledger<FhirItem>, port: number, apiKey: string, label: string): Promise<Tally> {
+  let lost = 0;
+  let duplicated = 0;
+  let found = 0;
+  const problems: string[] = [];
+  for (const item of ledger.items) {
+    const rows = await sql.query(
+      `SELECT id::text AS id FROM clinical_resource WHERE site_id = $1 AND resource_type = 'Patient' AND content->'identifier' @> $2::jsonb`,
+      [siteId, JSON.stringify([{ value: item.data.identifier }])],
+    );
+    if (rows.rowCount! > 0) found++;
+    if (rows.rowCount! > 1) {
+      duplicated++;
+      if (problems.length < 5) problems.push(`${item.key}: ${rows.rowCount} copies`);
+    }
+    if (!item.acknowledged) continue;
+    const read = item.receipt ? await http({ port, path: `/fhir/Patient/${item.receipt}`, headers: { 'x-api-key': apiKey } }).catch(() => undefined) : undefined;
+    const intact = read?.status === 200 && read.body.includes(item.data.identifier);
+    if (!intact || rows.rowCount === 0) {
+      lost++;
+      if (problems.length < 5) problems.push(`${item.key}: acknowledged as ${item.receipt}, read back ${read?.status ?? 'failed'}, ${rows.rowCount} row(s)`);
+    }
+  }
+  const unacknowledged = ledger.items.filter((i) => !i.acknowledged).length;
+  check(report, `${label}: every acknowledged FHIR create is readable, intact and single`, lost === 0 && duplicated === 0, problems.join('; ') || `${ledger.acknowledged} acknowledged, ${found} found`);
+  check(report, `${label}: every FHIR create acknowledged after the writers' retries`, unacknowledged === 0, `${unacknowledged} never acknowledged`);
+  return { item: `${label} FHIR Patient creates`, sent: ledger.sent, acknowledged: ledger.acknowledged, found, lost, duplicated };
+}
+
+export async function checkDicom(report: ScenarioReport, sql: pg.Pool, siteId: string, dataDir: string, ledger: Ledger<GeneratedInstance>, label: string): Promise<Tally> {
+  let lost = 0;
+  let duplicated = 0;
+  let found = 0;
+  const problems: string[] = [];
+  for (const item of ledger.items) {
+    const rows = await sql.query('SELECT storage_path, sha256 FROM imaging_instance WHERE site_id = $1 AND sop_instance_uid = $2', [siteId, item.data.sopInstanceUid]);
+    if (rows.rowCount! > 1) duplicated++;
+    const row = rows.rows[0] as { storage_path: string; sha256: string } | undefined;
+    let intact = false;
+    if (row) {
+      const path = join(dataDir, row.storage_path);
+      intact = existsSync(path) && datasetSha256(readFileSync(path)) === item.data.datasetSha256 && row.sha256 === item.data.datasetSha256;
+      if (intact) found++;
+      else if (problems.length < 5) problems.push(`${item.key}: indexed but the file is ${existsSync(path) ? 'different from what was sent' : 'missing'}`);
+    }
+    if (item.acknowledged && !intact) {
+      lost++;
+      if (!row && problems.length < 5) problems.push(`${item.key}: acknowledged but not indexed`);
+    }
+  }
+  const unacknowledged = ledger.items.filter((i) => !i.acknowledged).length;
+  check(report, `${label}: every acknowledged DICOM instance is indexed once and its file hash matches`, lost === 0 && duplicated === 0, problems.join('; ') || `${ledger.acknowledged} acknowledged, ${found} found intact`);
+  check(report, `${label}: every DICOM instance acknowledged after the senders' retries`, unacknowledged === 0, `${unacknowledged} never acknowledged`);
+  return { item: `${label} DICOM instances (C-STORE)`, sent: ledger.sent, acknowledged: ledger.acknowledged, found, lost, duplicated };
+}
+
+function listFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** No stray files (every stored file indexed, no temporary file left) and no orphan rows. */
+export async function checkNoOrphans(report: ScenarioReport, sql: pg.Pool, dataDir: string, label: string): Promise<void> {
+  const dicomRoot = join(dataDir, 'dicom');
+  const temporary = listFiles(join(dicomRoot, 'tmp'));
+  check(report, `${label}: no temporary DICOM file left after start-up recovery`, temporary.length === 0, temporary.length ? `${temporary.length} left: ${temporary.slice(0, 3).map((f) => relative(dataDir, f)).join(', ')}` : 'dicom/tmp is empty');
+  const stored = listFiles(dicomRoot).filter((f) => !f.startsWith(join(dicomRoot, 'tmp')));
+  const indexed = new Set(((await sql.query('SELECT storage_path FROM imaging_instance')).rows as { storage_path: string }[]).map((r) => r.storage_path));
+  const stray = stored.filter((f) => !indexed.has(relative(dataDir, f)));
+  check(report, `${label}: every stored DICOM file is indexed (no stray file)`, stray.length === 0, stray.length ? `${stray.length} stray: ${stray.slice(0, 3).map((f) => relative(dataDir, f)).join(', ')}` : `${stored.length} files, all indexed`);
+  const missing = [...indexed].filter((p) => !existsSync(join(dataDir, p)) || statSync(join(dataDir, p)).size === 0);
+  check(report, `${label}: every indexed DICOM instance has its file`, missing.length === 0, missing.length ? `${missing.length} missing: ${missing.slice(0, 3).join(', ')}` : `${indexed.size} indexed`);
+  const orphanQueries: [string, string][] = [
+    ['series without instances', 'SELECT count(*)::int AS n FROM imaging_series s WHERE NOT EXISTS (SELECT 1 FROM imaging_instance i WHERE i.site_id = s.site_id AND i.series_instance_uid = s.series_instance_uid)'],
+    ['studies without series', 'SELECT count(*)::int AS n FROM imaging_study s WHERE NOT EXISTS (SELECT 1 FROM imaging_series r WHERE r.site_id = s.site_id AND r.study_instance_uid = s.study_instance_uid) AND NOT EXISTS (SELECT 1 FROM imaging_procedure_step p WHERE p.site_id = s.site_id AND p.study_instance_uid = s.study_instance_uid)'],
+    ['resources without their current version', 'SELECT count(*)::int AS n FROM clinical_resource r WHERE NOT EXISTS (SELECT 1 FROM clinical_resource_version v WHERE v.site_id = r.site_id AND v.resource_type = r.resource_type AND v.id = r.id AND v.version_id = r.version_id)'],
+    ['search tokens without their resource', 'SELECT count(*)::int AS n FROM clinical_resource_token t WHERE NOT EXISTS (SELECT 1 FROM clinical_resource r WHERE r.site_id = t.site_id AND r.resource_type = t.resource_type AND r.id = t.resource_id)'],
+  ];
+  for (const [name, query] of orphanQueries) {
+    try {
+      const n = (await sql.query(query)).rows[0].n as number;
+      check(report, `${label}: no ${name}`, n === 0, `${n} found`);
+    } catch (error) {
+      check(report, `${label}: no ${name}`, false, `query failed (schema changed?): ${(error as Error).message}`);
+    }
+  }
+}
