@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { attribute, childNamed, childrenNamed, descend, textOf } from '../../src/hl7v3/xml/element.ts';
+import { parseXml } from '../../src/hl7v3/xml/parse.ts';
 
 /** The shared fixtures sit beside the repository (../shared/fixtures). */
 export const v3FixtureDir = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'hl7v3', 'ipf');
@@ -15,4 +17,39 @@ export function minimalAdd(patientContent: string, person = '<name><given>A</giv
   <controlActProcess classCode="CACT" moodCode="EVN"><subject typeCode="SUBJ"><registrationEvent classCode="REG" moodCode="EVN">
   <subject1 typeCode="SBJ"><patient classCode="PAT">${patientContent}<patientPerson>${person}</patientPerson></patient></subject1>
   </registrationEvent></subject></controlActProcess></PRPA_IN201301UV02>`;
+}
+
+export interface ReadAck {
+  typeCode: string | undefined;
+  target: { root: string; extension?: string } | undefined;
+  senderIds: string[];
+  receiverIds: string[];
+  details: { typeCode: string; code: string; codeSystem: string; text: string; location?: string }[];
+}
+
+/** Reads an MCCI_IN000002UV01 back with the same safe parser. */
+export function readAck(xml: string): ReadAck {
+  const root = parseXml(Buffer.from(xml));
+  if (root.name !== 'MCCI_IN000002UV01') throw new Error(`not an acknowledgement: ${xml.slice(0, 200)}`);
+  const acknowledgement = childNamed(root, 'acknowledgement');
+  const targetId = descend(acknowledgement, 'targetMessage', 'id');
+  const ids = (device: string) => childrenNamed(descend(root, device, 'device'), 'id').map((id) => attribute(id, 'root') ?? attribute(id, 'nullFlavor') ?? '');
+  return {
+    typeCode: attribute(childNamed(acknowledgement, 'typeCode'), 'code'),
+    target: targetId
+      ? { root: attribute(targetId, 'root')!, ...(attribute(targetId, 'extension') ? { extension: attribute(targetId, 'extension')! } : {}) }
+      : undefined,
+    senderIds: ids('sender'),
+    receiverIds: ids('receiver'),
+    details: childrenNamed(acknowledgement, 'acknowledgementDetail').map((detail) => {
+      const location = textOf(childNamed(detail, 'location'));
+      return {
+        typeCode: attribute(detail, 'typeCode') ?? '',
+        code: attribute(childNamed(detail, 'code'), 'code') ?? '',
+        codeSystem: attribute(childNamed(detail, 'code'), 'codeSystem') ?? '',
+        text: textOf(childNamed(detail, 'text')) ?? '',
+        ...(location ? { location } : {}),
+      };
+    }),
+  };
 }
