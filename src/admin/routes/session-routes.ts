@@ -1,0 +1,121 @@
+/** Sign-in, the current session, sign-out and changing one's own password. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticateUser, findUserById, setPassword } from '../../domain/users/users.ts';
+import { verifyPassword } from '../../domain/users/password.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { HttpProblem } from '../../platform/http/http-problem.ts';
+import type { Services } from '../../platform/services.ts';
+import { clearedSessionCookie, sessionCookie } from '../session/cookies.ts';
+import { csrfTokenFor, isSameOrigin } from '../session/csrf.ts';
+import { requireSession, sessionOf } from '../session/authenticate.ts';
+import { createSession, deleteSession, deleteUserSessions, sessionAbsoluteSeconds, type SessionUser } from '../session/session-store.ts';
+import { clearAccountFailures, recordSignInFailure, signInBlockedFor, throttleSubjects } from '../session/sign-in-throttle.ts';
+import { errorResponses, sessionSchema } from './schemas.ts';
+
+const tags = ['session'];
+
+function sessionBody(user: SessionUser, sessionId: string, expiresAt: Date) {
+  return { user: { id: user.id, site_id: user.siteId, email: user.email, role: user.role }, csrf_token: csrfTokenFor(sessionId), expires_at: expiresAt };
+}
+
+/** Public: sign-in (it creates the session, so it cannot require one). */
+export async function registerSignIn(app: FastifyInstance, services: Services): Promise<void> {
+  const { database } = services;
+  const secure = services.config.tls !== undefined;
+  app.post(
+    '/api/session',
+    {
+      schema: {
+        summary: 'Sign in with e-mail and password',
+        description: 'Sets the HttpOnly session cookie and returns the CSRF token to send as X-CSRF-Token on every state-changing request. Failed attempts are limited per account and per address (429 with Retry-After).',
+        tags,
+        security: [],
+        body: {
+          type: 'object',
+          required: ['email', 'password'],
+          additionalProperties: false,
+          properties: { email: { type: 'string', minLength: 1, maxLength: 320 }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
+        },
+        response: { 200: sessionSchema, ...errorResponses, 429: errorResponses[401] },
+      },
+    },
+    async (request: FastifyRequest<{ Body: { email: string; password: string } }>, reply: FastifyReply) => {
+      if (!isSameOrigin(request)) throw new HttpProblem(403, 'cross-origin', 'the request did not come from this origin');
+      const { email, password } = request.body;
+      const subjects = throttleSubjects(email, request.ip);
+      const blockedFor = await signInBlockedFor(database, subjects);
+      if (blockedFor > 0) {
+        throw new HttpProblem(429, 'rate-limited', `too many failed sign-ins; try again in ${Math.ceil(blockedFor / 60)} minute(s)`, {
+          headers: { 'retry-after': String(blockedFor) },
+        });
+      }
+      const user = await authenticateUser(database, email, password);
+      if (!user) {
+        await recordSignInFailure(database, subjects);
+        // One message for unknown e-mail, wrong password and deactivated account alike.
+        throw new HttpProblem(401, 'invalid-credentials', 'the e-mail address or password is not correct');
+      }
+      await clearAccountFailures(database, subjects);
+      const { sessionId, expiresAt } = await createSession(database, user, { remoteAddress: request.ip, userAgent: request.headers['user-agent'] });
+      reply.header('set-cookie', sessionCookie(sessionId, { secure, maxAgeSeconds: sessionAbsoluteSeconds }));
+      request.log.info({ userId: user.id }, 'signed in');
+      return sessionBody({ id: user.id, siteId: user.siteId, email: user.email, role: user.role }, sessionId, expiresAt);
+    },
+  );
+}
+
+/** Needs a session: who am I, sign-out, change my password. */
+export async function registerSessionRoutes(app: FastifyInstance, services: Services): Promise<void> {
+  const { database } = services;
+  const secure = services.config.tls !== undefined;
+  app.get('/api/session', { schema: { summary: 'The signed-in user and the CSRF token', tags, response: { 200: sessionSchema, ...errorResponses } } }, async (request) => {
+    const session = sessionOf(request);
+    const { rows } = await database.query<{ expires_at: Date }>('SELECT expires_at FROM admin_session WHERE id_hash = $1', [session.idHash]);
+    return sessionBody(session.user, session.sessionId, rows[0]?.expires_at ?? new Date());
+  });
+
+  app.delete('/api/session', { schema: { summary: 'Sign out', tags, response: { 204: { type: 'null' }, ...errorResponses } } }, async (request, reply) => {
+    await deleteSession(database, sessionOf(request).idHash);
+    reply.header('set-cookie', clearedSessionCookie({ secure }));
+    return reply.code(204).send();
+  });
+
+  app.put(
+    '/api/session/password',
+    {
+      schema: {
+        summary: 'Change my password',
+        description: 'Needs the current password. Every other session of the user ends.',
+        tags,
+        body: {
+          type: 'object',
+          required: ['current_password', 'new_password'],
+          additionalProperties: false,
+          properties: { current_password: { type: 'string', maxLength: 1024 }, new_password: { type: 'string', maxLength: 1024 } },
+        },
+        response: { 204: { type: 'null' }, ...errorResponses },
+      },
+    },
+    async (request: FastifyRequest<{ Body: { current_password: string; new_password: string } }>, reply) => {
+      const session = sessionOf(request);
+      const { rows } = await database.query<{ password_hash: string | null }>('SELECT password_hash FROM app_user WHERE id = $1', [session.user.id]);
+      if (!(await verifyPassword(request.body.current_password, rows[0]?.password_hash ?? null))) {
+        throw new DomainError('invalid', 'the current password is not correct', [{ message: 'the current password is not correct', location: 'current_password' }]);
+      }
+      if (!(await findUserById(database, session.user.id))) throw new HttpProblem(401, 'unauthenticated', 'the account no longer exists');
+      await database.transaction(async (tx) => {
+        await setPassword(tx, session.user.id, request.body.new_password, { kind: 'user', userId: session.user.id }).catch((error: unknown) => {
+          throw relocate(error, 'password', 'new_password');
+        });
+        await deleteUserSessions(tx, session.user.id, session.idHash);
+      });
+      return reply.code(204).send();
+    },
+  );
+}
+
+/** The domain says "password"; this form's field is new_password. */
+function relocate(error: unknown, from: string, to: string): unknown {
+  if (!(error instanceof DomainError)) return error;
+  return new DomainError(error.code, error.message, error.issues.map((issue) => (issue.location === from ? { ...issue, location: to } : issue)));
+}

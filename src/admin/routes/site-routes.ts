@@ -1,0 +1,110 @@
+/** Sites: list, create (service admin), read and edit settings (name, AE title, policies). */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { createSite, findSiteById, listSites, updateSite } from '../../domain/sites/sites.ts';
+import { HttpProblem } from '../../platform/http/http-problem.ts';
+import type { Services } from '../../platform/services.ts';
+import { actorOf, canSeeSite, siteForArea } from '../access.ts';
+import { sessionOf } from '../session/authenticate.ts';
+import { errorResponses, siteSchema, uuidParam } from './schemas.ts';
+import { siteView } from './views.ts';
+
+const tags = ['sites'];
+const siteParams = { type: 'object', required: ['siteId'], properties: { siteId: uuidParam } } as const;
+const siteFields = {
+  name: { type: 'string', maxLength: 200, description: '1 to 200 characters, unique (case-insensitive)' },
+  ae_title: { type: 'string', maxLength: 64, description: 'DICOM AE title (PS3.5 VR AE): 1 to 16 ASCII characters, no backslash; unique' },
+  patient_put_creates: { type: 'boolean', description: 'FHIR PUT /Patient/{id} with a body without id creates a patient' },
+  mllp_allow_any_ip: { type: 'boolean', description: 'integration clients may list "*" as an allowed IP' },
+} as const;
+
+interface SiteBody {
+  name?: string;
+  ae_title?: string;
+  patient_put_creates?: boolean;
+  mllp_allow_any_ip?: boolean;
+}
+
+export async function registerSiteRoutes(app: FastifyInstance, services: Services): Promise<void> {
+  const { database } = services;
+
+  app.get(
+    '/api/sites',
+    { schema: { summary: 'Sites the signed-in user may see', description: 'Every site for a service admin; the own site for everyone else.', tags, response: { 200: { type: 'object', properties: { sites: { type: 'array', items: siteSchema } } }, ...errorResponses } } },
+    async (request) => {
+      const { user } = sessionOf(request);
+      if (user.role === 'service-admin') return { sites: (await listSites(database)).map(siteView) };
+      const own = user.siteId ? await findSiteById(database, user.siteId) : undefined;
+      return { sites: own ? [siteView(own)] : [] };
+    },
+  );
+
+  app.post(
+    '/api/sites',
+    {
+      schema: {
+        summary: 'Create a site (service admin)',
+        tags,
+        body: { type: 'object', required: ['name', 'ae_title'], additionalProperties: false, properties: siteFields },
+        response: { 201: siteSchema, ...errorResponses },
+      },
+    },
+    async (request: FastifyRequest<{ Body: SiteBody & { name: string; ae_title: string } }>, reply) => {
+      if (sessionOf(request).user.role !== 'service-admin') throw new HttpProblem(403, 'forbidden', 'only a service admin creates sites');
+      const body = request.body;
+      const site = await database.transaction((tx) =>
+        createSite(
+          tx,
+          {
+            name: body.name,
+            aeTitle: body.ae_title,
+            ...(body.patient_put_creates !== undefined ? { patientPutCreates: body.patient_put_creates } : {}),
+            ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
+          },
+          actorOf(request),
+        ),
+      );
+      return reply.code(201).send(siteView(site));
+    },
+  );
+
+  app.get(
+    '/api/sites/:siteId',
+    { schema: { summary: 'One site', tags, params: siteParams, response: { 200: siteSchema, ...errorResponses } } },
+    async (request: FastifyRequest<{ Params: { siteId: string } }>) => {
+      const site = canSeeSite(request, request.params.siteId) ? await findSiteById(database, request.params.siteId) : undefined;
+      if (!site) throw new HttpProblem(404, 'not-found', 'no such site');
+      return siteView(site);
+    },
+  );
+
+  app.patch(
+    '/api/sites/:siteId',
+    {
+      schema: {
+        summary: 'Change a site\'s name, AE title or policies (service admin, or the site\'s admin)',
+        tags,
+        params: siteParams,
+        body: { type: 'object', additionalProperties: false, properties: siteFields },
+        response: { 200: siteSchema, ...errorResponses },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { siteId: string }; Body: SiteBody }>) => {
+      const { site } = await siteForArea(database, request, request.params.siteId, 'siteSettings');
+      const body = request.body;
+      const updated = await database.transaction((tx) =>
+        updateSite(
+          tx,
+          site.id,
+          {
+            ...(body.name !== undefined ? { name: body.name } : {}),
+            ...(body.ae_title !== undefined ? { aeTitle: body.ae_title } : {}),
+            ...(body.patient_put_creates !== undefined ? { patientPutCreates: body.patient_put_creates } : {}),
+            ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
+          },
+          actorOf(request),
+        ),
+      );
+      return siteView(updated);
+    },
+  );
+}

@@ -1,0 +1,51 @@
+/**
+ * The administration and clinical web application (issue 7): the web app's files, and the JSON
+ * API under /api that backs its pages, on the admin origin. Authentication is by session cookie
+ * (the platform checks no API key here); every API route below the sign-in needs a session, and
+ * every state-changing one a CSRF token.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { HttpSurface } from '../platform/http/surface.ts';
+import type { Services } from '../platform/services.ts';
+import { renderAdminError } from './render-error.ts';
+import { registerAuditRoutes } from './routes/audit-routes.ts';
+import { registerClientRoutes } from './routes/client-routes.ts';
+import { registerConnectivityRoutes } from './routes/connectivity-routes.ts';
+import { registerKeyRoutes } from './routes/key-routes.ts';
+import { registerMessageRoutes } from './routes/message-routes.ts';
+import { registerReportRoutes } from './routes/report-routes.ts';
+import { registerSessionRoutes, registerSignIn } from './routes/session-routes.ts';
+import { registerSiteRoutes } from './routes/site-routes.ts';
+import { registerUserRoutes } from './routes/user-routes.ts';
+import { registerWorklistRoutes } from './routes/worklist-routes.ts';
+import { installSecurityHeaders } from './security-headers.ts';
+import { requireSession } from './session/authenticate.ts';
+import { registerStaticAssets } from './static-assets.ts';
+
+export const adminSurface: HttpSurface = {
+  name: 'admin',
+  title: 'Clinical Gateway administration',
+  description:
+    'The JSON API behind the administration and clinical web app: sites, users, API keys, integration clients, worklist, reports, HL7 message log, connectivity and audit. Sign in with POST /api/session; send the returned csrf_token as X-CSRF-Token on every state-changing request.',
+  auth: 'session',
+  renderError: renderAdminError,
+  async register(app: FastifyInstance, services: Services) {
+    app.decorateRequest('adminSession', null);
+    installSecurityHeaders(app, { tls: services.config.tls !== undefined });
+    registerStaticAssets(app);
+    await registerSignIn(app, services);
+    await app.register(async (scope) => {
+      requireSession(scope, services.database);
+      await registerSessionRoutes(scope, services);
+      await registerSiteRoutes(scope, services);
+      await registerUserRoutes(scope, services);
+      await registerKeyRoutes(scope, services);
+      await registerClientRoutes(scope, services);
+      await registerWorklistRoutes(scope, services);
+      await registerReportRoutes(scope, services);
+      await registerMessageRoutes(scope, services);
+      await registerConnectivityRoutes(scope, services);
+      await registerAuditRoutes(scope, services);
+    });
+  },
+};

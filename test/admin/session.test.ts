@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { adminSurface } from '../../src/admin/surface.ts';
+import { accountFailureLimit, addressFailureLimit } from '../../src/admin/session/sign-in-throttle.ts';
+import { updateUser } from '../../src/domain/users/users.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { buildTestOrigin } from '../support/http.ts';
+import { createTestSite } from '../support/sites.ts';
+import { as, createTestUser, signIn, testPassword } from './support.ts';
+
+let db: TestDatabase;
+let app: FastifyInstance;
+before(async () => {
+  db = await createTestDatabase();
+  app = await buildTestOrigin(adminSurface, db.database);
+});
+after(async () => {
+  await app.close();
+  await db.drop();
+});
+
+test('sign-in sets an HttpOnly SameSite=Strict cookie and the session answers who is signed in', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'site-admin');
+  const response = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email.toUpperCase(), password: testPassword } });
+  assert.equal(response.statusCode, 200);
+  const cookie = String(response.headers['set-cookie']);
+  assert.match(cookie, /^cg_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
+  assert.doesNotMatch(cookie, /Secure/);
+  const body = response.json();
+  assert.equal(body.user.email, user.email);
+  assert.equal(body.user.role, 'site-admin');
+  assert.equal(body.user.site_id, site.siteId);
+  const me = await app.inject({ url: '/api/session', headers: { cookie: cookie.split(';')[0]! } });
+  assert.equal(me.statusCode, 200);
+  assert.equal(me.json().user.id, user.id);
+  assert.equal(me.json().csrf_token, body.csrf_token);
+  // The session id is stored only as a hash.
+  const sessionId = cookie.split(';')[0]!.split('=')[1]!;
+  const { rows } = await db.database.query('SELECT count(*)::int AS n FROM admin_session WHERE id_hash = $1', [Buffer.from(sessionId)]);
+  assert.equal(rows[0]!.n, 0);
+});
+
+test('wrong password, unknown e-mail and a deactivated account get the same 401', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  const inactive = await createTestUser(db.database, site, 'clinician');
+  await updateUser(db.database, inactive.id, { active: false }, { kind: 'operator' });
+  for (const payload of [
+    { email: user.email, password: 'not the password at all' },
+    { email: 'nobody-here@example.test', password: testPassword },
+    { email: inactive.email, password: testPassword },
+  ]) {
+    const response = await app.inject({ method: 'POST', url: '/api/session', payload, remoteAddress: '192.0.2.50' });
+    assert.equal(response.statusCode, 401);
+    assert.deepEqual(response.json(), { error: { code: 'invalid-credentials', message: 'the e-mail address or password is not correct' } });
+    assert.equal(response.headers['set-cookie'], undefined);
+  }
+});
+
+test('malformed sign-in bodies are 400 with the field named', async () => {
+  const missing = await app.inject({ method: 'POST', url: '/api/session', payload: { email: 'a@b.c' } });
+  assert.equal(missing.statusCode, 400);
+  assert.deepEqual(missing.json().error.fields, [{ field: 'password', message: 'this field is required' }]);
+  const notJson = await app.inject({ method: 'POST', url: '/api/session', headers: { 'content-type': 'application/json' }, payload: '{"email":' });
+  assert.equal(notJson.statusCode, 400);
+  assert.equal(notJson.json().error.code, 'invalid');
+  const form = await app.inject({ method: 'POST', url: '/api/session', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'email=a&password=b' });
+  assert.equal(form.statusCode, 415);
+  const huge = await app.inject({ method: 'POST', url: '/api/session', payload: { email: 'a@b.c', password: 'x'.repeat(5000) } });
+  assert.equal(huge.statusCode, 400);
+});
+
+test('sign-in from another origin is refused', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/session',
+    headers: { origin: 'https://evil.example', host: 'admin.example' },
+    payload: { email: user.email, password: testPassword },
+  });
+  assert.equal(response.statusCode, 403);
+  assert.equal(response.json().error.code, 'cross-origin');
+});
+
+test('failed sign-ins are limited per account, even from many addresses, and then the right password is refused too', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  for (let i = 0; i < accountFailureLimit; i++) {
+    const response = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: `wrong password ${i}` }, remoteAddress: `198.51.100.${i + 1}` });
+    assert.equal(response.statusCode, 401);
+  }
+  const blocked = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword }, remoteAddress: '198.51.100.200' });
+  assert.equal(blocked.statusCode, 429);
+  assert.equal(blocked.json().error.code, 'rate-limited');
+  const retryAfter = Number(blocked.headers['retry-after']);
+  assert.ok(retryAfter > 0 && retryAfter <= 15 * 60, `Retry-After ${retryAfter}`);
+  // Another account is not affected.
+  const other = await createTestUser(db.database, site, 'clinician');
+  await signIn(app, other.email, testPassword, '198.51.100.201');
+});
+
+test('failed sign-ins are limited per address across accounts', async () => {
+  const address = '203.0.113.77';
+  for (let i = 0; i < addressFailureLimit; i++) {
+    const response = await app.inject({ method: 'POST', url: '/api/session', payload: { email: `spray-${i}@example.test`, password: 'guess guess guess' }, remoteAddress: address });
+    assert.equal(response.statusCode, 401);
+  }
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  const blocked = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword }, remoteAddress: address });
+  assert.equal(blocked.statusCode, 429);
+  await signIn(app, user.email, testPassword, '203.0.113.78');
+});
+
+test('a successful sign-in clears the account counter', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  for (let i = 0; i < accountFailureLimit - 1; i++) {
+    await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: 'wrong wrong wrong' }, remoteAddress: '192.0.2.90' });
+  }
+  await signIn(app, user.email, testPassword, '192.0.2.91');
+  const again = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: 'wrong wrong wrong' }, remoteAddress: '192.0.2.92' });
+  assert.equal(again.statusCode, 401);
+  await signIn(app, user.email, testPassword, '192.0.2.93');
+});
+
+test('without a session the API answers 401; a forged or expired cookie is no session', async () => {
+  const none = await app.inject({ url: '/api/sites' });
+  assert.equal(none.statusCode, 401);
+  assert.equal(none.json().error.code, 'unauthenticated');
+  const forged = await app.inject({ url: '/api/sites', headers: { cookie: `cg_session=${'A'.repeat(43)}` } });
+  assert.equal(forged.statusCode, 401);
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  const signed = await signIn(app, user.email);
+  await db.database.query(`UPDATE admin_session SET last_seen_at = now() - interval '31 minutes' WHERE user_id = $1`, [user.id]);
+  const idle = await app.inject({ url: '/api/session', headers: { cookie: signed.cookie } });
+  assert.equal(idle.statusCode, 401);
+});
+
+test('state-changing requests need the CSRF token and the same origin', async () => {
+  const site = await createTestSite(db.database);
+  const admin = await createTestUser(db.database, site, 'site-admin');
+  const signed = await signIn(app, admin.email);
+  const payload = { email: 'csrf-victim@example.test', role: 'clinician' };
+  const without = await app.inject({ method: 'POST', url: `/api/sites/${site.siteId}/users`, headers: { cookie: signed.cookie }, payload });
+  assert.equal(without.statusCode, 403);
+  assert.equal(without.json().error.code, 'csrf');
+  const wrong = await app.inject({ method: 'POST', url: `/api/sites/${site.siteId}/users`, headers: { cookie: signed.cookie, 'x-csrf-token': 'x'.repeat(43) }, payload });
+  assert.equal(wrong.statusCode, 403);
+  const otherSession = await signIn(app, admin.email);
+  const swapped = await app.inject({ method: 'POST', url: `/api/sites/${site.siteId}/users`, headers: { cookie: signed.cookie, 'x-csrf-token': otherSession.csrf }, payload });
+  assert.equal(swapped.statusCode, 403, 'a token of another session does not work');
+  const crossSite = await app.inject(as(signed, { method: 'POST', url: `/api/sites/${site.siteId}/users`, headers: { 'sec-fetch-site': 'cross-site' }, payload }));
+  assert.equal(crossSite.statusCode, 403);
+  assert.equal(crossSite.json().error.code, 'cross-origin');
+  const signOutWithout = await app.inject({ method: 'DELETE', url: '/api/session', headers: { cookie: signed.cookie } });
+  assert.equal(signOutWithout.statusCode, 403);
+  const { rows } = await db.database.query('SELECT count(*)::int AS n FROM app_user WHERE email = $1', [payload.email]);
+  assert.equal(rows[0]!.n, 0, 'nothing was created');
+  const ok = await app.inject(as(signed, { method: 'POST', url: `/api/sites/${site.siteId}/users`, headers: { origin: 'http://localhost:80', host: 'localhost:80' }, payload }));
+  assert.equal(ok.statusCode, 201, ok.body);
+});
+
+test('sign-out ends the session', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  const signed = await signIn(app, user.email);
+  const out = await app.inject(as(signed, { method: 'DELETE', url: '/api/session' }));
+  assert.equal(out.statusCode, 204);
+  assert.match(String(out.headers['set-cookie']), /^cg_session=; .*Max-Age=0/);
+  const after = await app.inject({ url: '/api/session', headers: { cookie: signed.cookie } });
+  assert.equal(after.statusCode, 401);
+});
+
+test('changing my password needs the current one, checks strength, and ends my other sessions', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  const here = await signIn(app, user.email);
+  const elsewhere = await signIn(app, user.email);
+  const wrongCurrent = await app.inject(as(here, { method: 'PUT', url: '/api/session/password', payload: { current_password: 'nope nope nope', new_password: 'a brand new passphrase' } }));
+  assert.equal(wrongCurrent.statusCode, 400);
+  assert.deepEqual(wrongCurrent.json().error.fields, [{ field: 'current_password', message: 'the current password is not correct' }]);
+  const weak = await app.inject(as(here, { method: 'PUT', url: '/api/session/password', payload: { current_password: testPassword, new_password: 'short' } }));
+  assert.equal(weak.statusCode, 400);
+  assert.deepEqual(weak.json().error.fields, [{ field: 'new_password', message: 'the password must be at least 12 characters' }]);
+  const ok = await app.inject(as(here, { method: 'PUT', url: '/api/session/password', payload: { current_password: testPassword, new_password: 'a brand new passphrase' } }));
+  assert.equal(ok.statusCode, 204);
+  assert.equal((await app.inject({ url: '/api/session', headers: { cookie: here.cookie } })).statusCode, 200);
+  assert.equal((await app.inject({ url: '/api/session', headers: { cookie: elsewhere.cookie } })).statusCode, 401);
+  await signIn(app, user.email, 'a brand new passphrase');
+  const old = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword } });
+  assert.equal(old.statusCode, 401);
+});
+
+test('a deactivated user\'s session stops working at once', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  const signed = await signIn(app, user.email);
+  await updateUser(db.database, user.id, { active: false }, { kind: 'operator' });
+  assert.equal((await app.inject({ url: '/api/session', headers: { cookie: signed.cookie } })).statusCode, 401);
+});
+
+test('Secure is set on the cookie when the origin serves TLS', async () => {
+  const { cookie } = await import('../../src/admin/session/cookies.ts').then((m) => ({ cookie: m.sessionCookie('v', { secure: true, maxAgeSeconds: 10 }) }));
+  assert.match(cookie, /; Secure$/);
+});
