@@ -141,12 +141,19 @@ function conditionSql(sql: SqlBuilder, condition: SearchCondition): string {
         .join(' OR ')})`;
     case 'birthdate':
       return `(${condition.values
-        .map((value) => rangeSql(value.prefix, 'r.birth_date_start', 'r.birth_date_end', sql.add(value.start), sql.add(value.end), '::date', true))
+        .map((value) => rangeSql(value.prefix, 'r.birth_date_start', 'r.birth_date_end', () => `${sql.add(value.start)}::date`, () => `${sql.add(value.end)}::date`, true))
         .join(' OR ')})`;
     case 'last-updated':
       return `(${condition.values
         .map((value) =>
-          rangeSql(value.prefix, 'r.last_updated', 'r.last_updated', sql.add(value.start.toISOString()), sql.add(value.end.toISOString()), '::timestamptz', false),
+          rangeSql(
+            value.prefix,
+            'r.last_updated',
+            'r.last_updated',
+            () => `${sql.add(value.start.toISOString())}::timestamptz`,
+            () => `${sql.add(value.end.toISOString())}::timestamptz`,
+            false,
+          ),
         )
         .join(' OR ')})`;
   }
@@ -156,23 +163,29 @@ function conditionSql(sql: SqlBuilder, condition: SearchCondition): string {
  * FHIR date comparison of a target range [low, high] with a search range [start, end]
  * (search.html#prefix). Day ranges are inclusive at both ends; instant ranges end exclusively.
  */
-function rangeSql(prefix: ComparisonPrefix, low: string, high: string, start: string, end: string, cast: string, inclusiveEnd: boolean): string {
-  const s = `${start}${cast}`;
-  const e = `${end}${cast}`;
-  const eq = inclusiveEnd ? `(${low} >= ${s} AND ${high} <= ${e})` : `(${low} >= ${s} AND ${high} < ${e})`;
+function rangeSql(
+  prefix: ComparisonPrefix,
+  low: string,
+  high: string,
+  start: () => string,
+  end: () => string,
+  inclusiveEnd: boolean,
+): string {
+  // Parameters are added only when used: PostgreSQL refuses unreferenced ones.
+  const eq = () => (inclusiveEnd ? `(${low} >= ${start()} AND ${high} <= ${end()})` : `(${low} >= ${start()} AND ${high} < ${end()})`);
   switch (prefix) {
     case 'eq':
-      return eq;
+      return eq();
     case 'ne':
-      return `(${low} IS NOT NULL AND NOT ${eq})`;
+      return `(${low} IS NOT NULL AND NOT ${eq()})`;
     case 'lt':
-      return `${low} < ${s}`;
+      return `${low} < ${start()}`;
     case 'le':
-      return inclusiveEnd ? `${low} <= ${e}` : `${low} < ${e}`;
+      return inclusiveEnd ? `${low} <= ${end()}` : `${low} < ${end()}`;
     case 'gt':
-      return inclusiveEnd ? `${high} > ${e}` : `${high} >= ${e}`;
+      return inclusiveEnd ? `${high} > ${end()}` : `${high} >= ${end()}`;
     case 'ge':
-      return `${high} >= ${s}`;
+      return `${high} >= ${start()}`;
   }
 }
 
