@@ -7,6 +7,7 @@ import type { Transaction } from '../../storage/database.ts';
 import { DomainError } from '../errors.ts';
 import { resourceStore } from '../records/resource-store.ts';
 import type { SiteContext } from '../site-context.ts';
+import { sameContent } from './same-content.ts';
 
 function businessIdentifier(patient: Patient): string {
   const value = patient.identifier?.[0]?.value?.trim();
@@ -55,9 +56,4 @@ function mergeIdentifiers(current: Identifier[], incoming: Identifier[]): Identi
   const key = (id: Identifier) => `${id.system ?? ''}|${id.value ?? ''}`;
   const seen = new Set(incoming.map(key));
   return [...incoming, ...current.filter((id) => !seen.has(key(id)))];
-}
-
-function sameContent(a: Patient, b: Patient): boolean {
-  const strip = ({ meta: _meta, ...rest }: Patient) => rest;
-  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
 }

@@ -7,6 +7,7 @@ import type { Transaction } from '../../storage/database.ts';
 import { DomainError } from '../errors.ts';
 import { resourceStore } from '../records/resource-store.ts';
 import type { SiteContext } from '../site-context.ts';
+import { sameContent } from './same-content.ts';
 
 export async function recordPatientObservation(
   tx: Transaction,
@@ -25,8 +26,6 @@ export async function recordPatientObservation(
     throw new DomainError('conflict', `${outcome.count} observations already carry identifier ${identifier.value}`);
   }
   const existing = outcome.resource as Observation;
-  const { meta: _m, id: _i, ...a } = existing;
-  const { meta: _m2, id: _i2, ...b } = withSubject;
-  if (JSON.stringify(a) === JSON.stringify(b)) return { observation: existing, created: false };
+  if (sameContent(existing, withSubject)) return { observation: existing, created: false };
   return { observation: await store.update<Observation>({ ...withSubject, id: existing.id! }), created: false };
 }
