@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { openEmbeddedPostgres } from '../../src/storage/embedded-postgres.ts';
+import { progress } from './log.ts';
+import { benchHost, gatewayPorts } from './ports.ts';
+
+/**
+ * The service under test, run exactly as an operator runs it (`node bin/clinical-gateway.js
+ * serve`, DESIGN.md section 3) in a child process whose memory and CPU the bench samples.
+ */
+export interface GatewayProcess {
+  pid: number;
+  env: NodeJS.ProcessEnv;
+  /** Surfaces that came up, by name (fhir, hl7, mllp, dicom, …). */
+  surfaces: Map<string, { protocol: string; port: number }>;
+  /** The PostgreSQL the service uses (the embedded one's URL is read from its data directory). */
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface GatewayStart {
+  root: string;
+  dataDir: string;
+  /** Unset: the embedded PostgreSQL under dataDir. */
+  databaseUrl?: string;
+  logFile: string;
+  logLevel: string;
+}
+
+const startTimeoutMs = 180_000;
+
+export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' | 'logLevel'>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('CG_')) env[name] = value;
+  Object.assign(env, {
+    CG_DATA_DIR: start.dataDir,
+    CG_BIND: benchHost,
+    CG_FHIR_PORT: String(gatewayPorts.fhir),
+    CG_HL7_PORT: String(gatewayPorts.hl7),
+    CG_MPPS_PORT: String(gatewayPorts.mpps),
+    CG_CONNECTIVITY_PORT: String(gatewayPorts.connectivity),
+    CG_ADMIN_PORT: String(gatewayPorts.admin),
+    CG_MLLP_PORT: String(gatewayPorts.mllp),
+    CG_DICOM_PORT: String(gatewayPorts.dicom),
+    CG_DOCS: 'off',
+    CG_LOG_LEVEL: start.logLevel,
+  });
+  if (start.databaseUrl) env.CG_DATABASE_URL = start.databaseUrl;
+  return env;
+}
+
+export async function startGatewayProcess(start: GatewayStart): Promise<GatewayProcess> {
+  const env = gatewayEnv(start);
+  const logFd = openSync(start.logFile, 'w');
+  const child = spawn(process.execPath, ['bin/clinical-gateway.js', 'serve'], { cwd: start.root, env, stdio: ['ignore', logFd, 'pipe'] });
+  const surfaces = await waitForListing(child, logFd, start.logFile);
+  closeSync(logFd);
+  for (const [name, surface] of surfaces) {
+    if (surface.protocol === 'http') await waitForReady(`http://${benchHost}:${surface.port}/readyz`, name);
+  }
+  const databaseUrl = start.databaseUrl ?? (await openEmbeddedPostgres({ dataDir: start.dataDir })).connectionString;
+  progress(`gateway pid ${child.pid} up: ${[...surfaces.keys()].join(', ') || 'no surfaces'}`);
+  return {
+    pid: child.pid!,
+    env,
+    surfaces,
+    databaseUrl,
+    stop: () => stopChild(child, 20_000),
+  };
+}
+
+/** serve prints "Clinical Gateway is running …" and one line per surface once all listen. */
+function waitForListing(child: ChildProcess, logFd: number, logFile: string): Promise<GatewayProcess['surfaces']> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => fail(new Error(`the gateway did not start within ${startTimeoutMs / 1000} s`)), startTimeoutMs);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${error.message}; log: ${logFile}\n${tail(logFile)}\n${text.slice(-2000)}`));
+    };
+    child.once('exit', (code, signal) => fail(new Error(`the gateway exited during start-up (${signal ?? code})`)));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      writeSync(logFd, chunk);
+      text += chunk.toString('utf8');
+      const at = text.indexOf('Clinical Gateway is running');
+      if (at < 0) return;
+      // serve writes the whole listing in one write (atomic on a pipe below PIPE_BUF), ending in a newline.
+      const listing = text.slice(at);
+      if (!listing.endsWith('\n')) return;
+      const surfaces = new Map<string, { protocol: string; port: number }>();
+      for (const line of listing.split('\n').slice(1)) {
+        const match = /^\s+(\S+)\s+(\w+):\/\/[^\s]+:(\d+)\s*$/.exec(line);
+        if (match) surfaces.set(match[1]!, { protocol: match[2]!, port: Number(match[3]) });
+      }
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      child.stderr!.removeAllListeners('data');
+      // Keep draining stderr so the child never blocks on a full pipe.
+      child.stderr!.on('data', () => {});
+      resolve(surfaces);
+    });
+  });
+}
+
+async function waitForReady(url: string, name: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${name} did not become ready at ${url}`);
+}
+
+export async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+function tail(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-20).join('\n');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+import { cpus, release, totalmem } from 'node:os';
+
+/** What the figures were measured on: they mean little without it. */
+export interface MachineInfo {
+  cpuModel: string;
+  cores: number;
+  memoryGb: number;
+  kernel: string;
+  node: string;
+  date: string;
+  commit: string;
+  /** Uncommitted changes in the tree when the bench ran. */
+  dirty: boolean;
+}
+
+export function describeMachine(root: string): MachineInfo {
+  const git = (...args: string[]) => {
+    try {
+      return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  return {
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGb: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+    kernel: release(),
+    node: process.version,
+    date: new Date().toISOString(),
+    commit: git('rev-parse', '--short=12', 'HEAD') || 'unknown',
+    dirty: git('status', '--porcelain', '--untracked-files=no') !== '',
+  };
+}

@@ -1,0 +1,73 @@
+import { parseArgs } from 'node:util';
+
+/** What one `npm run bench [-- options]` does. --quick is a smoke check: small data, one run. */
+export interface BenchOptions {
+  quick: boolean;
+  /** Repetitions of every measurement; the report gives their median, min and max. */
+  runs: number;
+  /** Seconds of load per HTTP measurement. */
+  httpSeconds: number;
+  concurrencies: number[];
+  /** Messages per MLLP measurement (bounded by count, and by mllpSeconds). */
+  mllpMessages: number;
+  mllpSeconds: number;
+  dataset: DatasetSize;
+  dicom: { smallCount: number; largeCount: number; largeFrames: number[]; hugeFrames: number; associations: number[] };
+  scenarios: Set<ScenarioGroup>;
+}
+
+export type ScenarioGroup = 'fhir' | 'mllp' | 'dicom';
+
+export interface DatasetSize {
+  name: string;
+  patients: number;
+  observationsPerPatient: number;
+  otherSites: number;
+  otherSitePatients: number;
+}
+
+const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom]`;
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      runs: { type: 'string' },
+      seconds: { type: 'string' },
+      only: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  const quick = values.quick === true;
+  const positive = (raw: string | undefined, fallback: number, name: string) => {
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+    return value;
+  };
+  const groups: ScenarioGroup[] = ['fhir', 'mllp', 'dicom'];
+  const only = values.only?.split(',').map((item) => item.trim()).filter(Boolean) ?? groups;
+  for (const item of only) if (!groups.includes(item as ScenarioGroup)) throw new Error(`--only takes ${groups.join(', ')}`);
+  return {
+    quick,
+    runs: Math.round(positive(values.runs, quick ? 1 : 3, 'runs')),
+    httpSeconds: positive(values.seconds, quick ? 1 : 5, 'seconds'),
+    concurrencies: [1, 16, 64],
+    mllpMessages: quick ? 200 : 3000,
+    mllpSeconds: quick ? 5 : 20,
+    dataset: quick
+      ? { name: 'quick', patients: 2_000, observationsPerPatient: 10, otherSites: 2, otherSitePatients: 200 }
+      : { name: 'full', patients: 100_000, observationsPerPatient: 10, otherSites: 10, otherSitePatients: 2_000 },
+    // PS3.5 pixel data of 512x512x16 bit is 512 KiB a frame: 20-60 frames give 10-30 MB, 600 about 300 MB.
+    dicom: quick
+      ? { smallCount: 60, largeCount: 2, largeFrames: [20, 30], hugeFrames: 60, associations: [1, 4] }
+      : { smallCount: 500, largeCount: 20, largeFrames: [20, 30, 40, 50, 60], hugeFrames: 600, associations: [1, 4] },
+    scenarios: new Set(only as ScenarioGroup[]),
+  };
+}
