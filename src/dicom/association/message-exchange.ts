@@ -1,0 +1,171 @@
+/**
+ * DIMSE message assembly and dispatch over one association (PS3.7 section 6, PS3.8 annex E):
+ * command fragments are collected (a command set is small and bounded), dataset fragments go
+ * straight to the service's receiver as they arrive, and each complete request gets its response.
+ * Operations are not asynchronous (PS3.7 D.3.3.3: without negotiation, one outstanding request).
+ */
+import { commandField, decodeCommandSet, noDataSet, tag, type CommandSet } from '../dimse/command-set.ts';
+import type { DimseResult } from '../dimse/dimse-result.ts';
+import { encodeResponse, toPDataPdus } from '../dimse/response.ts';
+import { status } from '../dimse/status.ts';
+import { maxSmallDatasetLength } from '../dataset/small-dataset.ts';
+import { beginStore, discardingReceiver, type DatasetReceiver } from '../services/c-store.ts';
+import { handleMpps } from '../services/mpps.ts';
+import { verificationSopClass } from '../uids.ts';
+import { abortReason, UpperLayerError } from '../upper-layer/pdu-types.ts';
+import { parsePdvs } from '../upper-layer/pdv.ts';
+import type { AssociationContext } from './association-context.ts';
+import type { AcceptedContext } from './negotiate.ts';
+
+const maxCommandLength = 64 * 1024;
+
+interface Message {
+  context: AcceptedContext;
+  commandFragments: Buffer[];
+  commandLength: number;
+  command?: CommandSet;
+  receiver?: DatasetReceiver;
+}
+
+export class MessageExchange {
+  readonly #association: AssociationContext;
+  readonly #contexts: Map<number, AcceptedContext>;
+  readonly #peerMaxPduLength: number;
+  #message: Message | undefined;
+  #stored = 0;
+
+  constructor(association: AssociationContext, contexts: Map<number, AcceptedContext>, peerMaxPduLength: number) {
+    this.#association = association;
+    this.#contexts = contexts;
+    this.#peerMaxPduLength = peerMaxPduLength;
+  }
+
+  /** A request is partly received or being processed. */
+  get busy(): boolean {
+    return this.#message !== undefined;
+  }
+
+  /** Instances stored successfully on this association. */
+  get stored(): number {
+    return this.#stored;
+  }
+
+  /** Takes one P-DATA-TF body; returns the PDUs to send back (responses completed by it). */
+  async receive(body: Buffer): Promise<Buffer[]> {
+    const out: Buffer[] = [];
+    for (const pdv of parsePdvs(body)) {
+      const context = this.#contexts.get(pdv.contextId);
+      if (!context) throw new UpperLayerError(`PDV on presentation context ${pdv.contextId}, which was not accepted`, abortReason.invalidPduParameterValue);
+      const message = this.#message;
+      if (message && message.context.id !== pdv.contextId) {
+        throw new UpperLayerError('a message switched presentation context', abortReason.invalidPduParameterValue);
+      }
+      if (pdv.isCommand) {
+        if (message?.command) throw new UpperLayerError('command fragment where a data set was expected', abortReason.unexpectedPduParameter);
+        const current = message ?? (this.#message = { context, commandFragments: [], commandLength: 0 });
+        current.commandFragments.push(pdv.fragment);
+        current.commandLength += pdv.fragment.length;
+        if (current.commandLength > maxCommandLength) throw new UpperLayerError('command set too large', abortReason.invalidPduParameterValue);
+        if (pdv.isLast) out.push(...(await this.#commandComplete(current)));
+      } else {
+        if (!message?.receiver) throw new UpperLayerError('data set fragment without a command announcing it', abortReason.unexpectedPduParameter);
+        await message.receiver.write(pdv.fragment);
+        if (pdv.isLast) {
+          const receiver = message.receiver;
+          message.receiver = undefined; // finished: no longer abandoned if the connection drops now
+          out.push(...this.#respond(message, await receiver.finish()));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Cleans up a transfer cut short (A-ABORT, closed connection, protocol error). */
+  async abandon(): Promise<void> {
+    const receiver = this.#message?.receiver;
+    this.#message = undefined;
+    if (receiver) await receiver.abandon();
+  }
+
+  async #commandComplete(message: Message): Promise<Buffer[]> {
+    const command = decodeCommandSet(Buffer.concat(message.commandFragments));
+    message.command = command;
+    message.commandFragments = [];
+    const field = command.uint16(tag.commandField) ?? 0;
+    if (field & 0x8000) throw new UpperLayerError('a response command sent to the SCP', abortReason.unexpectedPduParameter);
+    const hasDataSet = command.uint16(tag.commandDataSetType) !== noDataSet;
+    if (hasDataSet) {
+      message.receiver = await this.#receiverFor(message.context, command, field);
+      return [];
+    }
+    if (field === commandField.cCancelRq) {
+      this.#message = undefined; // PS3.7 9.3.2.3: C-CANCEL has no response
+      return [];
+    }
+    return this.#respond(message, await this.#withoutDataSet(message.context, command, field));
+  }
+
+  async #receiverFor(context: AcceptedContext, command: CommandSet, field: number): Promise<DatasetReceiver> {
+    switch (field) {
+      case commandField.cStoreRq:
+        return beginStore(this.#association, context, command);
+      case commandField.nCreateRq:
+      case commandField.nSetRq:
+        return this.#collect((dataset) => handleMpps(this.#association, context, command, field === commandField.nCreateRq ? 'create' : 'update', dataset));
+      default:
+        return discardingReceiver({ status: status.unrecognizedOperation, errorComment: 'Operation not supported' });
+    }
+  }
+
+  async #withoutDataSet(context: AcceptedContext, command: CommandSet, field: number): Promise<DimseResult> {
+    switch (field) {
+      case commandField.cEchoRq:
+        // PS3.4 A.4: C-ECHO belongs to the Verification SOP Class.
+        return context.service === 'verification' ? { status: status.success } : { status: status.sopClassNotSupported, errorComment: 'C-ECHO outside Verification' };
+      case commandField.cStoreRq:
+        return { status: status.cannotUnderstand, errorComment: 'C-STORE without a data set' };
+      case commandField.nCreateRq:
+        return handleMpps(this.#association, context, command, 'create', undefined);
+      case commandField.nSetRq:
+        return handleMpps(this.#association, context, command, 'update', undefined);
+      default:
+        return { status: status.unrecognizedOperation, errorComment: 'Operation not supported' };
+    }
+  }
+
+  /** Collects a small attribute list in memory, refusing one beyond the cap. */
+  #collect(handle: (dataset: Buffer) => Promise<DimseResult>): DatasetReceiver {
+    const parts: Buffer[] = [];
+    let length = 0;
+    return {
+      write: async (fragment) => {
+        length += fragment.length;
+        if (length <= maxSmallDatasetLength) parts.push(fragment);
+      },
+      finish: async () =>
+        length > maxSmallDatasetLength ? { status: status.processingFailure, errorComment: 'Attribute list too large' } : handle(Buffer.concat(parts)),
+      abandon: async () => {},
+    };
+  }
+
+  #respond(message: Message, result: DimseResult): Buffer[] {
+    this.#message = undefined;
+    const command = message.command!;
+    const field = command.uint16(tag.commandField) ?? 0;
+    if (field === commandField.cStoreRq && result.status === status.success) this.#stored++;
+    const isNSet = field === commandField.nSetRq;
+    const classUid = command.text(isNSet ? tag.requestedSopClassUid : tag.affectedSopClassUid) ?? (field === commandField.cEchoRq ? verificationSopClass : undefined);
+    const instanceUid = command.text(isNSet ? tag.requestedSopInstanceUid : tag.affectedSopInstanceUid);
+    const response = encodeResponse(
+      {
+        commandField: field | 0x8000,
+        messageIdBeingRespondedTo: command.uint16(tag.messageId) ?? 0,
+        ...(classUid ? { affectedSopClassUid: classUid } : {}),
+        ...(instanceUid ? { affectedSopInstanceUid: instanceUid } : {}),
+      },
+      result,
+    );
+    if (result.status !== status.success) this.#association.logger.info({ status: `0x${result.status.toString(16).padStart(4, '0')}`, comment: result.errorComment }, 'DIMSE request refused');
+    return toPDataPdus(message.context.id, true, response, this.#peerMaxPduLength);
+  }
+}

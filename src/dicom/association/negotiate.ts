@@ -1,0 +1,56 @@
+import type { ContextResult } from '../upper-layer/pdu-encode.ts';
+import type { ProposedContext } from '../upper-layer/associate-rq.ts';
+import { isStorageSopClass, mppsSopClass, plainTransferSyntaxes, storageTransferSyntaxes, verificationSopClass } from '../uids.ts';
+
+export type ServiceKind = 'verification' | 'storage' | 'mpps';
+
+/** An accepted presentation context: what its PDVs carry and how they are encoded. */
+export interface AcceptedContext {
+  id: number;
+  abstractSyntax: string;
+  transferSyntax: string;
+  service: ServiceKind;
+}
+
+export interface Negotiation {
+  results: ContextResult[];
+  accepted: Map<number, AcceptedContext>;
+}
+
+function serviceOf(abstractSyntax: string): ServiceKind | undefined {
+  if (abstractSyntax === verificationSopClass) return 'verification';
+  if (abstractSyntax === mppsSopClass) return 'mpps';
+  if (isStorageSopClass(abstractSyntax)) return 'storage';
+  return undefined;
+}
+
+/**
+ * PS3.8 9.3.3.2: one answer per proposed context. The first proposed transfer syntax the service
+ * supports is chosen, in the requestor's order of preference, so the SCU never has to convert:
+ * whatever it proposes first for a compressed image is what is stored.
+ */
+export function negotiate(proposed: ProposedContext[]): Negotiation {
+  const results: ContextResult[] = [];
+  const accepted = new Map<number, AcceptedContext>();
+  for (const context of proposed) {
+    const service = serviceOf(context.abstractSyntax);
+    const fallback = context.transferSyntaxes[0] ?? '';
+    // PS3.8 7.1.1.13: context ids are odd integers; a repeated id cannot be answered twice.
+    if (context.id % 2 === 0 || accepted.has(context.id) || results.some((result) => result.id === context.id)) {
+      continue;
+    }
+    if (!service) {
+      results.push({ id: context.id, result: 3, transferSyntax: fallback });
+      continue;
+    }
+    const supported = service === 'storage' ? storageTransferSyntaxes : plainTransferSyntaxes;
+    const chosen = context.transferSyntaxes.find((uid) => supported.has(uid));
+    if (!chosen) {
+      results.push({ id: context.id, result: 4, transferSyntax: fallback });
+      continue;
+    }
+    results.push({ id: context.id, result: 0, transferSyntax: chosen });
+    accepted.set(context.id, { id: context.id, abstractSyntax: context.abstractSyntax, transferSyntax: chosen, service });
+  }
+  return { results, accepted };
+}

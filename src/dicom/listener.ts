@@ -1,0 +1,102 @@
+/**
+ * The DICOM listener (issue 5 points 1-2): a C-ECHO, C-STORE and MPPS (N-CREATE / N-SET) SCP on
+ * its own TCP port. The called AE title of each association selects the site.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Services } from '../platform/services.ts';
+import { AssociationLimits } from './association/association-limits.ts';
+import { DicomConnection, type ConnectionSettings } from './association/connection.ts';
+import { StorageLayout } from './storage/layout.ts';
+
+export interface DicomListenerOptions {
+  host: string;
+  port: number;
+  /** Overrides of the defaults below (tests use short timeouts). */
+  maxPduLength?: number;
+  artimTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  maxAssociations?: number;
+  maxAssociationsPerAddress?: number;
+  /** How long close() waits for in-flight messages before cutting connections. */
+  closeGraceMs?: number;
+}
+
+export interface DicomListener {
+  port: number;
+  close(): Promise<void>;
+}
+
+export const dicomListenerDefaults = {
+  // 256 KiB PDUs: large enough that PDU overhead is negligible, small enough to bound memory.
+  maxPduLength: 256 * 1024,
+  artimTimeoutMs: 30_000,
+  idleTimeoutMs: 120_000,
+  maxAssociations: 64,
+  maxAssociationsPerAddress: 16,
+  closeGraceMs: 60_000,
+} as const;
+
+export async function startDicomListener(services: Services, options: DicomListenerOptions): Promise<DicomListener> {
+  const settings: ConnectionSettings = {
+    maxPduLength: options.maxPduLength ?? dicomListenerDefaults.maxPduLength,
+    artimTimeoutMs: options.artimTimeoutMs ?? dicomListenerDefaults.artimTimeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs ?? dicomListenerDefaults.idleTimeoutMs,
+  };
+  const logger = services.logger.child({ surface: 'dicom' });
+  const layout = new StorageLayout(services.config.dataDir);
+  const removed = await layout.prepare();
+  if (removed > 0) logger.warn({ removed }, 'removed unfinished transfers left by a previous run');
+  const limits = new AssociationLimits(
+    options.maxAssociations ?? dicomListenerDefaults.maxAssociations,
+    options.maxAssociationsPerAddress ?? dicomListenerDefaults.maxAssociationsPerAddress,
+  );
+  const connections = new Map<DicomConnection, Promise<void>>();
+
+  // allowHalfOpen: a peer that sends a truncated PDU and closes its side still gets its A-ABORT.
+  const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket: Socket) => {
+    const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits });
+    const running = connection.run().catch((error: unknown) => logger.error({ err: error }, 'DICOM connection failed'));
+    connections.set(connection, running);
+    void running.finally(() => connections.delete(connection));
+  });
+  // Sockets not yet associated do not hold an association slot; this bounds them too.
+  server.maxConnections = limits.maxTotal * 2;
+  server.on('error', (error) => logger.error({ err: error }, 'DICOM listener error'));
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  logger.info({ host: options.host, port }, 'DICOM listener started');
+
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        for (const connection of connections.keys()) connection.shutdown();
+        const grace = options.closeGraceMs ?? dicomListenerDefaults.closeGraceMs;
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.all(connections.values()),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, grace);
+          }),
+        ]);
+        clearTimeout(timer);
+        // Past the grace period, whatever is still open is cut (its temporary file is removed).
+        for (const connection of connections.keys()) connection.destroy();
+        await Promise.all(connections.values());
+        await stopped;
+        logger.info('DICOM listener stopped');
+      })();
+      return closing;
+    },
+  };
+}

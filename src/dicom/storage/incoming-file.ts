@@ -1,0 +1,102 @@
+import { createHash, randomUUID, type Hash } from 'node:crypto';
+import { unlink } from 'node:fs/promises';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { encodePart10Header, type FileMetaInput } from '../dataset/part10-header.ts';
+import { HeaderSniffer, type SniffResult } from '../dataset/header-sniffer.ts';
+
+/** Above this many bytes queued for the disk, the connection stops reading from its socket. */
+const highWaterMark = 1024 * 1024;
+
+export interface CompletedFile {
+  tempPath: string;
+  /** Size of the whole Part-10 file. */
+  sizeBytes: number;
+  /** SHA-256 of the dataset bytes exactly as received (the file without its Part-10 header). */
+  sha256: string;
+  sniff: SniffResult;
+}
+
+/**
+ * One C-STORE dataset on its way to disk: a Part-10 header, then each P-DATA fragment as it
+ * arrives, hashed and read for its header attributes on the way. `write` resolves only when the
+ * file stream has room again, so the association's read loop (which awaits it) stops reading the
+ * socket while the disk is behind: memory stays bounded whatever the instance size.
+ */
+export class IncomingFile {
+  readonly tempPath: string;
+  #stream: WriteStream;
+  #hash: Hash = createHash('sha256');
+  #sniffer: HeaderSniffer;
+  #size: number;
+  #failure: Error | undefined;
+
+  private constructor(tempPath: string, stream: WriteStream, header: Buffer, transferSyntaxUid: string) {
+    this.tempPath = tempPath;
+    this.#stream = stream;
+    this.#stream.on('error', (error) => {
+      this.#failure ??= error;
+    });
+    this.#sniffer = new HeaderSniffer(transferSyntaxUid);
+    this.#size = header.length;
+    this.#stream.write(header);
+  }
+
+  /** Creates the temporary file (exclusively: a name never reused) with the Part-10 header. */
+  static async create(tmpDir: string, meta: FileMetaInput): Promise<IncomingFile> {
+    const tempPath = join(tmpDir, `${randomUUID()}.part`);
+    // flush: the descriptor is fsynced before it is closed, so 'close' means durable on disk.
+    const stream = createWriteStream(tempPath, { flags: 'wx', mode: 0o640, highWaterMark, flush: true });
+    await once(stream, 'open'); // rejects with the open error (EEXIST, ENOSPC, EACCES)
+    return new IncomingFile(tempPath, stream, encodePart10Header(meta), meta.transferSyntaxUid);
+  }
+
+  get failure(): Error | undefined {
+    return this.#failure;
+  }
+
+  async write(fragment: Buffer): Promise<void> {
+    if (this.#failure) return;
+    this.#hash.update(fragment);
+    this.#size += fragment.length;
+    const sniffed = this.#sniffer.push(fragment);
+    if (!this.#stream.write(fragment)) await drained(this.#stream);
+    await sniffed;
+  }
+
+  /** Flushes, fsyncs and closes the file; throws when any write failed (disk full, I/O error). */
+  async complete(): Promise<CompletedFile> {
+    const sniff = await this.#sniffer.finish();
+    const closed = once(this.#stream, 'close').catch(() => {});
+    this.#stream.end();
+    await closed;
+    if (this.#failure) throw this.#failure;
+    return { tempPath: this.tempPath, sizeBytes: this.#size, sha256: this.#hash.digest('hex'), sniff };
+  }
+
+  /** Abandons the transfer: closes and removes the temporary file. Never throws. */
+  async discard(): Promise<void> {
+    this.#sniffer.dispose();
+    if (!this.#stream.closed) {
+      const closed = once(this.#stream, 'close').catch(() => {});
+      this.#stream.destroy();
+      await closed;
+    }
+    await unlink(this.tempPath).catch(() => {});
+  }
+}
+
+function drained(stream: WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('error', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('error', done);
+    stream.on('close', done);
+  });
+}
