@@ -20,6 +20,9 @@ const portVariables: Record<SurfaceName, string> = {
 
 export const repositoryRoot = resolve(import.meta.dirname, '../..');
 const cliPath = join(repositoryRoot, 'bin/clinical-gateway.js');
+/** FAULTS_SERVE=dev runs the development launcher instead of `clinical-gateway serve`. */
+export const serveMode = process.env.FAULTS_SERVE === 'dev' ? 'dev' : 'serve';
+const serveArgs = serveMode === 'dev' ? [join(repositoryRoot, 'faults/harness/dev-serve.ts')] : [cliPath, 'serve'];
 
 /**
  * The service as operators run it (`clinical-gateway serve`), as a child process on a data
@@ -85,7 +88,7 @@ export class GatewayProcess {
     if (this.running) throw new Error('the service is already running');
     this.starts++;
     this.#log = createWriteStream(join(this.logDir, `serve-${this.starts}.log`));
-    const child = spawn(process.execPath, [cliPath, 'serve'], { cwd: repositoryRoot, env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, serveArgs, { cwd: repositoryRoot, env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     this.#expectingExit = false;
     child.stdout!.pipe(this.#log, { end: false });

@@ -67,6 +67,10 @@ export function generateInstance(dir: string, options: { fixture?: string; patie
   set('0020000E', 'UI', seriesInstanceUid);
   set('00100020', 'LO', options.patientId);
   dicom.meta['00020003'] = { vr: 'UI', Value: [sopInstanceUid] };
+  // Data Set Trailing Padding (FFFC,FFFC) is dropped by SCUs on the wire (PS3.10 7.2), so a file
+  // carrying it would never match what was sent.
+  delete dicom.dict['FFFCFFFC'];
+  delete dicom.dict['fffcfffc'];
   const bytes = Buffer.from(dicom.write());
   const path = join(dir, `${sopInstanceUid}.dcm`);
   writeFileSync(path, bytes);

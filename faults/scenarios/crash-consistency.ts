@@ -26,7 +26,7 @@ export const crashConsistency: Scenario = {
       const restartMs: number[] = [];
       for (let i = 0; i < kills; i++) {
         // A random moment: anywhere from just after start-up to a few seconds of steady load.
-        await sleep(randomInt(300, 3_000));
+        await sleep(randomInt(500, 5_000));
         await env.gateway.kill();
         context.log(`kill ${i + 1}/${kills}: ${load.hl7.acknowledged} HL7, ${load.dicom.acknowledged} DICOM, ${load.fhir.acknowledged} FHIR acknowledged so far`);
         const t0 = Date.now();
@@ -39,7 +39,7 @@ export const crashConsistency: Scenario = {
       // temporary file behind before the files are counted.
       await env.gateway.kill();
       await env.gateway.start();
-      report.injected = `${kills} SIGKILLs at random moments (0.3-3 s apart) under 8 MLLP senders, 4 DICOM associations, 16 FHIR writers; restart after each; senders retry what was not acknowledged`;
+      report.injected = `${kills} SIGKILLs at random moments (0.5-5 s of load after each restart) under 8 MLLP senders, 4 DICOM associations, 16 FHIR writers; restart after each; senders retry what was not acknowledged`;
       await load.verify(report, 'crash');
       check(report, 'the service never exited on its own', env.gateway.unexpectedExits.length === 0, env.gateway.unexpectedExits.join('; ') || 'only the injected kills');
       report.figures['SIGKILLs'] = kills;
