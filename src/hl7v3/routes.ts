@@ -2,13 +2,13 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { mapError } from '../platform/http/error-mapping.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { Services } from '../platform/services.ts';
-import type { AcknowledgementDetail } from './ack/acknowledgement.ts';
-import { answer, type AnswerKind } from './intake/answer.ts';
+import { renderHl7v3Error } from './http-errors.ts';
 import { processHl7v3Message } from './intake/process-message.ts';
+import { hl7v3MediaTypes } from './media-types.ts';
 import { defaultXmlLimits } from './xml/parse.ts';
 
-/** The media types of HL7 v3 XML (RFC 7303 application/xml and text/xml; HL7's own registration). */
-export const hl7v3MediaTypes = ['application/xml', 'text/xml', 'application/hl7-v3+xml'] as const;
+export { renderHl7v3Error } from './http-errors.ts';
+export { hl7v3MediaTypes } from './media-types.ts';
 
 const ackSchema = {
   type: 'string',
@@ -84,30 +84,7 @@ function charsetOf(contentType: string | undefined): { charset?: string } {
 function sendTransportError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const mapped = mapError(error);
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
-  let kind: AnswerKind;
-  let detail: AcknowledgementDetail;
-  switch (mapped.statusCode) {
-    case 401:
-      kind = 'unsupported';
-      detail = { typeCode: 'E', code: 'NS260', text: `unknown sender: ${mapped.message}` };
-      break;
-    case 413:
-      kind = 'too-large';
-      detail = { typeCode: 'E', code: 'SYN', text: `the body is larger than ${defaultXmlLimits.maxBytes} bytes` };
-      break;
-    case 415:
-      kind = 'not-a-message';
-      detail = { typeCode: 'E', code: 'SYN', text: `the Content-Type must be one of ${hl7v3MediaTypes.join(', ')}` };
-      break;
-    case 503:
-      kind = 'retry-later';
-      detail = { typeCode: 'E', code: 'INTERR', text: mapped.message };
-      break;
-    default:
-      kind = mapped.statusCode >= 500 ? 'internal' : 'not-a-message';
-      detail = { typeCode: 'E', code: mapped.statusCode >= 500 ? 'INTERR' : 'SYN', text: mapped.message };
-  }
-  const rendered = answer(kind, undefined, [detail]);
+  const rendered = renderHl7v3Error({ statusCode: mapped.statusCode, code: mapped.code, message: mapped.message, requestId: request.id, url: request.url });
   for (const [name, value] of Object.entries(mapped.headers ?? {})) reply.header(name, value);
-  return reply.code(mapped.statusCode as 400).type('application/xml; charset=utf-8').send(rendered.ackXml);
+  return reply.code(mapped.statusCode as 400).type(rendered.contentType).send(rendered.body);
 }

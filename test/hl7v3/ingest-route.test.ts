@@ -243,6 +243,10 @@ test('transport refusals are acknowledgements too: 401, 415, 413', async () => {
   const huge = await post(key, `<a>${' '.repeat(1024 * 1024 + 1)}</a>`);
   assert.equal(huge.statusCode, 413);
   assert.equal(readAck(huge.body).typeCode, 'AE');
+
+  const get = await app.inject({ method: 'GET', url: '/v3/ingest', headers: { 'x-api-key': key } });
+  assert.equal(get.statusCode, 404);
+  assert.equal(readAck(get.body).typeCode, 'AE');
 });
 
 test('text/xml, application/hl7-v3+xml, a charset parameter and a namespace prefix are all accepted', async () => {
