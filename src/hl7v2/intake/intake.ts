@@ -4,7 +4,6 @@
  * passes the resolved site and the message's origin; the answer is the ACK plus its parts for the
  * HTTP JSON body.
  */
-import type { Logger } from 'pino';
 import { DuplicateMessageError, findLoggedMessage, recordMessage, type MessageOutcome, type MessageProblem, type MessageTransport } from '../../domain/messages/message-log.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import type { Database } from '../../storage/database.ts';
@@ -18,6 +17,12 @@ import { parseEr7 } from '../er7/parse.ts';
 import { describeLocation, errorCodeText, type Problem } from '../problems.ts';
 import { applyPlan } from './apply.ts';
 import { planMessage, type Plan } from './plan.ts';
+
+/** What the intake logs through (pino's and Fastify's loggers both fit). */
+export interface IntakeLogger {
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
 
 export const defaultMaxMessageBytes = 1024 * 1024;
 
@@ -63,7 +68,7 @@ export interface IntakeOutcome {
   retry: boolean;
 }
 
-export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Logger): Promise<IntakeOutcome> {
+export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: IntakeLogger): Promise<IntakeOutcome> {
   const parsed = parseEr7(input.raw, { defaultCharset: input.defaultCharset, maxBytes: input.maxBytes ?? defaultMaxMessageBytes });
   const message = parsed.message;
   const header = message ? readHeader(message) : undefined;

@@ -1,0 +1,238 @@
+/**
+ * The MLLP listener (HL7 v2.5.1 Appendix C, MLLP release 1 framing): one TCP server, many
+ * messages per connection answered in order, each message authorized by its integration client
+ * and passed to the same intake as HTTP. TCP_NODELAY (an ACK is one small write that must not
+ * wait for Nagle), keepalive, an idle timeout, bounded frames, and a shutdown that finishes the
+ * message in flight before closing.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { findSiteById, siteContextFor } from '../../domain/sites/sites.ts';
+import type { Services } from '../../platform/services.ts';
+import { isTransientDatabaseError } from '../../storage/errors.ts';
+import { buildAck } from '../ack/build-ack.ts';
+import { encodeText, supportedCharset } from '../er7/charset.ts';
+import { readHeader } from '../er7/header.ts';
+import { parseEr7 } from '../er7/parse.ts';
+import { defaultMaxMessageBytes, ingestHl7v2 } from '../intake/intake.ts';
+import { errorCodes, error } from '../problems.ts';
+import { addressIsRegistered, authorizeSender } from './authorize.ts';
+import { frame, FrameScanner, type ScanEvent } from './frame-scanner.ts';
+import { unmapIpv4 } from '../../domain/clients/ip-allow-list.ts';
+
+export interface MllpListenerOptions {
+  host: string;
+  port: number;
+  maxFrameBytes?: number;
+  /** Close a connection that sends nothing for this long. */
+  idleTimeoutMs?: number;
+}
+
+export interface RunningMllpListener {
+  port: number;
+  close(): Promise<void>;
+}
+
+const maxQueuedFrames = 16;
+
+export async function startMllpListener(services: Services, options: MllpListenerOptions): Promise<RunningMllpListener> {
+  const logger = services.logger.child({ surface: 'mllp' });
+  const connections = new Set<Connection>();
+  let closing = false;
+  const server: Server = createServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 }, (socket) => {
+    if (closing) {
+      socket.destroy();
+      return;
+    }
+    const connection = new Connection(socket, services, logger, options);
+    connections.add(connection);
+    socket.once('close', () => connections.delete(connection));
+    connection.start();
+  });
+  server.on('error', (err) => logger.error({ err }, 'MLLP listener error'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  logger.info({ host: options.host, port }, 'MLLP listener started');
+  return {
+    port,
+    async close() {
+      closing = true;
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all([...connections].map((connection) => connection.finish()));
+      await stopped;
+      logger.info('MLLP listener stopped');
+    },
+  };
+}
+
+class Connection {
+  readonly #socket: Socket;
+  readonly #services: Services;
+  readonly #logger: Logger;
+  readonly #scanner: FrameScanner;
+  readonly #remote: string;
+  readonly #maxFrameBytes: number;
+  #queue: ScanEvent[] = [];
+  #working: Promise<void> = Promise.resolve();
+  #busy = false;
+  #ending = false;
+  #authorizedAddress: Promise<boolean> | undefined;
+
+  constructor(socket: Socket, services: Services, logger: Logger, options: MllpListenerOptions) {
+    this.#socket = socket;
+    this.#services = services;
+    this.#remote = unmapIpv4(socket.remoteAddress ?? '');
+    this.#logger = logger.child({ remote: this.#remote, remotePort: socket.remotePort });
+    this.#maxFrameBytes = options.maxFrameBytes ?? defaultMaxMessageBytes;
+    this.#scanner = new FrameScanner({ maxFrameBytes: this.#maxFrameBytes });
+    socket.setTimeout(options.idleTimeoutMs ?? 5 * 60_000);
+  }
+
+  start(): void {
+    const socket = this.#socket;
+    socket.on('error', (err) => this.#logger.info({ err: { message: err.message, code: (err as NodeJS.ErrnoException).code } }, 'MLLP connection error'));
+    socket.on('timeout', () => {
+      this.#logger.info('MLLP connection idle; closing');
+      socket.destroy();
+    });
+    // Unknown peers are refused at once; a database outage defers the decision to the first
+    // message, which is then answered AR (retry) rather than dropping a legitimate sender.
+    this.#authorizedAddress = addressIsRegistered(this.#services.database, this.#remote).catch((err) => {
+      if (isTransientDatabaseError(err)) return true;
+      throw err;
+    });
+    this.#authorizedAddress.then(
+      (known) => {
+        if (!known) {
+          this.#logger.warn('MLLP connection from an address no integration client admits; closed');
+          socket.destroy();
+        }
+      },
+      (err) => {
+        this.#logger.error({ err }, 'MLLP authorization failed; closed');
+        socket.destroy();
+      },
+    );
+    socket.on('data', (chunk: Buffer) => {
+      for (const event of this.#scanner.push(chunk)) this.#queue.push(event);
+      if (this.#queue.length >= maxQueuedFrames) socket.pause();
+      this.#drain();
+    });
+    socket.on('end', () => {
+      if (this.#scanner.bufferedBytes > 0) this.#logger.warn({ bytes: this.#scanner.bufferedBytes }, 'MLLP connection ended inside a frame; partial frame discarded');
+      this.#ending = true;
+      void this.#working.then(() => socket.end());
+    });
+  }
+
+  /** Stop reading, finish what is queued, then close. */
+  async finish(): Promise<void> {
+    this.#ending = true;
+    this.#socket.pause();
+    await this.#working;
+    await new Promise<void>((resolve) => {
+      if (this.#socket.destroyed) return resolve();
+      this.#socket.once('close', () => resolve());
+      this.#socket.end();
+      setTimeout(() => this.#socket.destroy(), 2_000).unref();
+    });
+  }
+
+  #drain(): void {
+    if (this.#busy) return;
+    this.#busy = true;
+    this.#working = (async () => {
+      try {
+        while (this.#queue.length > 0 && !this.#socket.destroyed) {
+          const event = this.#queue.shift()!;
+          await this.#handle(event);
+          if (this.#queue.length < maxQueuedFrames / 2 && !this.#ending) this.#socket.resume();
+        }
+      } catch (err) {
+        this.#logger.error({ err }, 'MLLP connection failed; closed');
+        this.#socket.destroy();
+      } finally {
+        this.#busy = false;
+      }
+    })();
+  }
+
+  async #handle(event: ScanEvent): Promise<void> {
+    if (event.kind === 'junk') {
+      this.#logger.warn({ bytes: event.size }, 'MLLP bytes outside a frame discarded');
+      return;
+    }
+    if (!(await this.#authorizedAddress)) return;
+    if (event.kind === 'oversized') {
+      const head = parseEr7(event.head, { defaultCharset: 'UNICODE UTF-8', maxBytes: Number.MAX_SAFE_INTEGER }).message;
+      this.#logger.warn({ bytes: event.size, controlId: head ? readHeader(head).controlId : undefined }, 'MLLP frame over the limit');
+      const ack = buildAck({
+        ...(head ? { message: head } : {}),
+        code: 'AE',
+        text: 'message too large',
+        problems: [error(errorCodes.dataTypeError, `the message is ${event.size} bytes; the limit is ${this.#maxFrameBytes} bytes; nothing was stored`)],
+      });
+      this.#write(ack, head?.charset ?? 'UNICODE UTF-8');
+      return;
+    }
+    await this.#message(event.payload);
+  }
+
+  async #message(payload: Buffer): Promise<void> {
+    // First pass: the header, to find the sender's client (whose default charset then applies).
+    const first = parseEr7(payload, { defaultCharset: 'UNICODE UTF-8', maxBytes: this.#maxFrameBytes });
+    if (!first.message) {
+      this.#logger.warn({ problems: first.problems.map((p) => p.message) }, 'MLLP frame is not an HL7 v2 message');
+      this.#write(buildAck({ code: 'AE', text: 'not an HL7 v2 message', problems: first.problems }), 'UNICODE UTF-8');
+      return;
+    }
+    const header = readHeader(first.message);
+    const refuse = (text: string, problem = error(errorCodes.unknownKeyIdentifier, text, { segment: 'MSH', sequence: 1, field: 3 })) => {
+      this.#write(buildAck({ message: first.message, code: 'AR', text: text.slice(0, 80), problems: [problem] }), first.message!.charset);
+    };
+    let authorization;
+    let site;
+    try {
+      authorization = await authorizeSender(this.#services.database, this.#remote, header.sendingApplication, header.sendingFacility);
+      if (authorization.kind === 'authorized') site = await findSiteById(this.#services.database, authorization.client.siteId);
+    } catch (err) {
+      if (!isTransientDatabaseError(err)) throw err;
+      this.#logger.warn({ controlId: header.controlId }, 'MLLP message answered AR: database unavailable');
+      refuse('temporarily unable to store the message; send it again later', error(errorCodes.applicationInternalError, 'the database is temporarily unavailable; nothing was stored; retry later'));
+      return;
+    }
+    if (authorization.kind === 'refused' || !site) {
+      const reason = authorization.kind === 'refused' ? authorization.reason : 'sender not authorized';
+      this.#logger.warn({ controlId: header.controlId, sendingApplication: header.sendingApplication, sendingFacility: header.sendingFacility }, reason);
+      refuse(reason);
+      return;
+    }
+    const client = authorization.client;
+    const context = siteContextFor(site, { kind: 'integration-client', clientId: client.id, remoteAddress: this.#remote });
+    const outcome = await ingestHl7v2(
+      this.#services.database,
+      {
+        raw: payload,
+        site: context,
+        defaultCharset: supportedCharset(client.defaultCharset) ?? 'UNICODE UTF-8',
+        origin: { transport: 'mllp', remoteAddress: this.#remote, credentialId: client.id },
+        maxBytes: this.#maxFrameBytes,
+      },
+      this.#logger,
+    );
+    this.#logger.info({ site: site.id, messageType: outcome.messageType, controlId: outcome.controlId, ack: outcome.ackCode, duplicate: outcome.duplicate }, 'HL7 v2 message acknowledged');
+    this.#write(outcome.ack, outcome.ackCharset);
+  }
+
+  #write(ack: string, charset: Parameters<typeof encodeText>[1]): void {
+    if (this.#socket.destroyed || !this.#socket.writable) return;
+    this.#socket.write(frame(encodeText(ack, charset)));
+  }
+}

@@ -1,0 +1,115 @@
+// POST /v2/ingest on an HL7 origin built by the platform: statuses, JSON answer, media types,
+// authentication, size limit and charset.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { resourceStore } from '../../src/domain/records/resource-store.ts';
+import type { SiteContext } from '../../src/domain/site-context.ts';
+import { hl7v2OnlySurface } from '../../src/hl7v2/surface.ts';
+import { Database } from '../../src/storage/database.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { buildTestOrigin, createTestApiKey } from '../support/http.ts';
+import { createTestSite } from '../support/sites.ts';
+import { fixture, message } from './support.ts';
+
+let db: TestDatabase;
+let app: FastifyInstance;
+before(async () => {
+  db = await createTestDatabase();
+  app = await buildTestOrigin(hl7v2OnlySurface, db.database);
+});
+after(async () => {
+  await app.close();
+  await db.drop();
+});
+
+async function keyedSite(): Promise<{ site: SiteContext; key: string }> {
+  const site = await createTestSite(db.database);
+  return { site, key: await createTestApiKey(db.database, site) };
+}
+
+const post = (key: string | undefined, body: string | Buffer, contentType = 'text/plain') =>
+  app.inject({ method: 'POST', url: '/v2/ingest', headers: { 'content-type': contentType, ...(key ? { 'x-api-key': key } : {}) }, payload: body });
+
+test('AA is 200 with the JSON answer, and the patient is readable in the same site at once', async () => {
+  const { site, key } = await keyedSite();
+  const response = await post(key, fixture('hl7v2/microsoft-FHIR-Converter/ADT04-251.hl7'));
+  assert.equal(response.statusCode, 200);
+  const body = response.json();
+  assert.equal(body.success, true);
+  assert.equal(body.message_type, 'ADT^A04');
+  assert.equal(body.ack_code, 'AA');
+  assert.match(body.ack, /^MSH\|\^~\\&\|.*\rMSA\|AA\|/);
+  assert.deepEqual(body.errors, []);
+  assert.ok(await resourceStore(db.database, site).findPatientByBusinessIdentifier('MRN12345'));
+});
+
+test('x-application/hl7-v2+er7 is accepted; AE is 422 and lists the errors', async () => {
+  const { key } = await keyedSite();
+  const response = await post(key, fixture('hl7v2/oehf-ipf/iti8-a01-incomplete.hl7'), 'x-application/hl7-v2+er7');
+  assert.equal(response.statusCode, 422);
+  const body = response.json();
+  assert.equal(body.success, false);
+  assert.equal(body.ack_code, 'AE');
+  assert.equal(body.errors[0].code, 100);
+  assert.match(body.ack, /\rMSA\|AE\|/);
+});
+
+test('a body that is not HL7 is 400; an unsupported type is 400 with AR', async () => {
+  const { key } = await keyedSite();
+  const junk = await post(key, 'hello world');
+  assert.equal(junk.statusCode, 400);
+  assert.equal(junk.json().ack_code, 'AE');
+  const empty = await post(key, '');
+  assert.equal(empty.statusCode, 400);
+  const unsupported = await post(key, message(['PID|1||1'], { type: 'ORM^O01' }));
+  assert.equal(unsupported.statusCode, 400);
+  assert.equal(unsupported.json().ack_code, 'AR');
+});
+
+test('415 for other media types, 401 without a key, 413 over 1 MiB: all in the JSON shape', async () => {
+  const { key } = await keyedSite();
+  const wrongType = await post(key, '{"a":1}', 'application/json');
+  assert.equal(wrongType.statusCode, 415);
+  assert.equal(wrongType.json().success, false);
+  const noKey = await post(undefined, message(['PID|1||1']));
+  assert.equal(noKey.statusCode, 401);
+  const big = await post(key, Buffer.concat([message(['PID|1||1']), Buffer.from(`\rNTE|1||${'x'.repeat(1024 * 1024)}`)]));
+  assert.equal(big.statusCode, 413);
+  assert.equal(big.json().success, false);
+  assert.ok(!JSON.stringify(big.json()).includes('at '), 'no stack trace');
+});
+
+test('the Content-Type charset is the default for a message without MSH-18', async () => {
+  const { site, key } = await keyedSite();
+  const bytes = Buffer.from(`MSH|^~\\&|A|B|C|D|20240101||ADT^A01|CS-1|P|2.5.1\rPID|1||CS1^^^H^MR||Gro\xdf^J\xfcrgen`, 'latin1');
+  const response = await post(key, bytes, 'text/plain; charset=ISO-8859-1');
+  assert.equal(response.statusCode, 200, response.body);
+  const patient = (await resourceStore(db.database, site).findPatientByBusinessIdentifier('CS1'))!;
+  assert.equal(patient.name![0]!.family, 'Groß');
+  assert.deepEqual(patient.name![0]!.given, ['Jürgen']);
+});
+
+test('a duplicate is answered with the original ACK and flagged', async () => {
+  const { key } = await keyedSite();
+  const raw = message(['PID|1||D1^^^H^MR'], { controlId: 'HTTP-DUP' });
+  const first = (await post(key, raw)).json();
+  const second = (await post(key, raw)).json();
+  assert.equal(second.duplicate, true);
+  assert.equal(second.ack, first.ack);
+});
+
+test('503 with Retry-After when the database is away', async () => {
+  const { key } = await keyedSite();
+  const down = new Database({ connectionString: 'postgres://postgres@127.0.0.1:1/none', maxConnections: 1 });
+  const origin = await buildTestOrigin(hl7v2OnlySurface, down);
+  try {
+    const response = await origin.inject({ method: 'POST', url: '/v2/ingest', headers: { 'content-type': 'text/plain', 'x-api-key': key }, payload: message(['PID|1||1']) });
+    assert.equal(response.statusCode, 503);
+    assert.equal(response.headers['retry-after'], '5');
+    assert.equal(response.json().success, false);
+  } finally {
+    await origin.close();
+    await down.close();
+  }
+});
