@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { startDicomListener } from '../../src/dicom/listener.ts';
+import { Database } from '../../src/storage/database.ts';
+import { createTestSite } from '../support/sites.ts';
+import { datasetOf, exists, fixturesDir, listFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { abortRequest, associate, commandSet, cStoreRequest, pData, statusOf, type RawPeer } from './support/raw-peer.ts';
+
+const ctClass = '1.2.840.10008.5.1.4.1.1.2';
+const ctInstance = '1.3.6.1.4.1.5962.1.1.1.1.1.20040119072730.12322';
+const ctContext = { id: 1, abstractSyntax: ctClass, transferSyntaxes: ['1.2.840.10008.1.2.1'] };
+
+let harness: DicomHarness;
+let ctDataset: Buffer;
+before(async () => {
+  harness = await startHarness();
+  ctDataset = datasetOf(await readFile(join(fixturesDir, 'CT_small.dcm')));
+});
+after(() => harness.stop());
+
+const tmpDir = () => join(harness.dataDir, 'dicom', 'tmp');
+
+async function rowsOf(siteId: string): Promise<number> {
+  const { rows } = await harness.db.database.query('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1', [siteId]);
+  return rows[0].n;
+}
+
+async function assertNothingStored(siteId: string): Promise<void> {
+  assert.equal(await rowsOf(siteId), 0);
+  const { rows } = await harness.db.database.query('SELECT count(*)::int AS n FROM imaging_study WHERE site_id = $1', [siteId]);
+  assert.equal(rows[0].n, 0);
+  assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', siteId)), []);
+  assert.deepEqual(await listFiles(tmpDir()), []);
+}
+
+/** Waits for a condition the listener reaches asynchronously (not a timing assertion). */
+async function eventually(condition: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail('condition not reached');
+}
+
+/** Sends one C-STORE (command, then the dataset in fragments) and returns the response status. */
+async function store(peer: RawPeer, command: Buffer, dataset: Buffer, fragment = 4096): Promise<number> {
+  peer.write(pData(1, true, true, command));
+  for (let offset = 0; offset < dataset.length; offset += fragment) {
+    peer.write(pData(1, false, offset + fragment >= dataset.length, dataset.subarray(offset, offset + fragment)));
+  }
+  const response = await peer.nextPdu();
+  assert.equal(response?.type, 0x04);
+  return statusOf(response!.body);
+}
+
+for (const ending of ['A-ABORT', 'a dropped connection'] as const) {
+  test(`${ending} in the middle of a transfer leaves no file and no index row`, async () => {
+    const site = await createTestSite(harness.db.database);
+    const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
+    peer.write(pData(1, true, true, cStoreRequest(1, ctClass, ctInstance)));
+    peer.write(pData(1, false, false, ctDataset.subarray(0, 20_000)));
+    // The transfer is under way: its temporary file exists.
+    await eventually(async () => (await listFiles(tmpDir())).length === 1);
+    if (ending === 'A-ABORT') {
+      peer.write(abortRequest());
+      await peer.closed();
+    } else {
+      peer.destroy();
+    }
+    await eventually(async () => (await listFiles(tmpDir())).length === 0);
+    await assertNothingStored(site.siteId);
+  });
+}
+
+test('a dataset cut short (last fragment sent early) is refused with 0xC000 and leaves nothing', async () => {
+  const site = await createTestSite(harness.db.database);
+  const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
+  assert.equal(await store(peer, cStoreRequest(1, ctClass, ctInstance), ctDataset.subarray(0, ctDataset.length - 1000)), 0xc000);
+  await assertNothingStored(site.siteId);
+  // The association goes on: the whole dataset is then stored.
+  assert.equal(await store(peer, cStoreRequest(2, ctClass, ctInstance), ctDataset), 0x0000);
+  assert.equal(await rowsOf(site.siteId), 1);
+  peer.destroy();
+});
+
+test('garbage as a dataset is refused with 0xC000', async () => {
+  const site = await createTestSite(harness.db.database);
+  const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
+  const garbage = Buffer.from('this is not a DICOM dataset at all, just some text bytes'.repeat(50));
+  assert.equal(await store(peer, cStoreRequest(1, ctClass, ctInstance), garbage), 0xc000);
+  await assertNothingStored(site.siteId);
+  peer.destroy();
+});
+
+test('a dataset whose SOP Instance UID differs from the command is refused with 0xC000', async () => {
+  const site = await createTestSite(harness.db.database);
+  const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
+  assert.equal(await store(peer, cStoreRequest(1, ctClass, '1.2.3.4.5'), ctDataset), 0xc000);
+  await assertNothingStored(site.siteId);
+  peer.destroy();
+});
+
+test('a SOP class other than the context abstract syntax is refused with 0x0122', async () => {
+  const site = await createTestSite(harness.db.database);
+  const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
+  assert.equal(await store(peer, cStoreRequest(1, '1.2.840.10008.5.1.4.1.1.4', ctInstance), ctDataset), 0x0122);
+  await assertNothingStored(site.siteId);
+  peer.destroy();
+});
+
+test('C-STORE without a dataset is refused with 0xC000; an unsupported operation gets 0x0211', async () => {
+  const site = await createTestSite(harness.db.database);
+  const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
+  const noDataSet = commandSet([[0x0002, ctClass], [0x0100, 0x0001], [0x0110, 1], [0x0700, 0], [0x0800, 0x0101], [0x1000, ctInstance]]);
+  peer.write(pData(1, true, true, noDataSet));
+  assert.equal(statusOf((await peer.nextPdu())!.body), 0xc000);
+  // C-FIND-RQ (0x0020) with an identifier: read, dropped, answered 0x0211.
+  const find = commandSet([[0x0002, ctClass], [0x0100, 0x0020], [0x0110, 2], [0x0700, 0], [0x0800, 0x0000]]);
+  assert.equal(await store(peer, find, Buffer.from([0x08, 0x00, 0x52, 0x00, 0x43, 0x53, 0x06, 0x00, 0x53, 0x54, 0x55, 0x44, 0x59, 0x20])), 0x0211);
+  await assertNothingStored(site.siteId);
+  peer.destroy();
+});
+
+test('a re-sent identical instance succeeds without a duplicate; different bytes under the same UID are refused (0x0111) and the first is kept', async () => {
+  const site = await createTestSite(harness.db.database);
+  const mr = join(fixturesDir, 'MR_small.dcm');
+  const first = await storescu(harness.listener.port, site.aeTitle, [mr, mr], ['-v', '-xe']);
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(first.stderr.match(/Received Store Response \(Success\)/g)?.length, 2);
+  const files = await listFiles(join(harness.dataDir, 'dicom', site.siteId));
+  assert.equal(files.length, 1);
+  const kept = createHash('sha256').update(await readFile(files[0]!)).digest('hex');
+
+  // The same SOP Instance UID in implicit VR: other bytes, so refused under the keep-first policy.
+  const other = await storescu(harness.listener.port, site.aeTitle, [join(fixturesDir, 'MR_small_implicit.dcm')], ['-v', '-xi']);
+  assert.match(other.stderr, /Received Store Response \(.*0x111/i);
+  assert.equal(await rowsOf(site.siteId), 1);
+  assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', site.siteId)), files);
+  assert.equal(createHash('sha256').update(await readFile(files[0]!)).digest('hex'), kept);
+  assert.deepEqual(await listFiles(tmpDir()), []);
+});
+
+test('the database failing during indexing gives 0xA700 (retry later), and leaves no file and no row', async () => {
+  const site = await createTestSite(harness.db.database);
+  // The listener gets a pool of its own here. Its checked-out clients get an 'error' listener:
+  // Database.transaction (src/storage) leaves none while a client is checked out, so a backend
+  // terminated mid-transaction would otherwise surface as an uncaught 'error' event.
+  const database = new Database({ connectionString: harness.db.connectionString });
+  const guarded = new WeakSet<object>();
+  database.pool.on('acquire', (client) => {
+    if (guarded.has(client)) return;
+    guarded.add(client);
+    client.on('error', () => {});
+  });
+  const listener = await startDicomListener({ ...harness.services, database }, { host: '127.0.0.1', port: 0 });
+  const blocker = new pg.Client({ connectionString: harness.db.connectionString });
+  await blocker.connect();
+  try {
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE imaging_instance IN ACCESS EXCLUSIVE MODE');
+    const peer = await associate(listener.port, site.aeTitle, [ctContext]);
+    const answer = store(peer, cStoreRequest(1, ctClass, ctInstance), ctDataset);
+    // The listener's indexing transaction waits on the lock; its backend is then terminated,
+    // as a server restart would (SQLSTATE 57P01).
+    let pid: number | undefined;
+    await eventually(async () => {
+      const { rows } = await blocker.query(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+      );
+      pid = rows[0]?.pid;
+      return pid !== undefined;
+    });
+    await blocker.query('SELECT pg_terminate_backend($1)', [pid]);
+    assert.equal(await answer, 0xa700);
+    await blocker.query('ROLLBACK');
+    await assertNothingStored(site.siteId);
+    // Once the database is back, the same instance is stored.
+    assert.equal(await store(peer, cStoreRequest(2, ctClass, ctInstance), ctDataset), 0x0000);
+    peer.destroy();
+  } finally {
+    await blocker.end();
+    await listener.close();
+    await database.close();
+  }
+});
+
+test('on start-up, transfers left in the temporary folder by a previous run are removed', async () => {
+  const stray = join(tmpDir(), 'left-over.part');
+  await writeFile(stray, 'half a transfer');
+  await harness.restart();
+  assert.equal(await exists(stray), false);
+  const site = await createTestSite(harness.db.database);
+  const result = await storescu(harness.listener.port, site.aeTitle, [join(fixturesDir, 'CT_small.dcm')]);
+  assert.equal(result.code, 0, result.stderr);
+});
