@@ -5,7 +5,13 @@ import { test } from 'node:test';
 import type { ContactPoint, Patient } from '@medplum/fhirtypes';
 import { firstSegment } from '../../src/hl7v2/er7/message.ts';
 import { parseEr7 } from '../../src/hl7v2/er7/parse.ts';
+import { ingestHl7v2 } from '../../src/hl7v2/intake/intake.ts';
 import { mapPid } from '../../src/hl7v2/mapping/patient.ts';
+import { resourceStore } from '../../src/domain/records/resource-store.ts';
+import type { SiteContext } from '../../src/domain/site-context.ts';
+import { processHl7v3Message } from '../../src/hl7v3/intake/process-message.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { createTestSite } from '../support/sites.ts';
 import { readPatientCommand, type SupportedInteraction } from '../../src/hl7v3/message/interactions.ts';
 import { parseXml } from '../../src/hl7v3/xml/parse.ts';
 import { v3Fixture, v3FixtureDir } from './support.ts';
@@ -83,4 +89,35 @@ test('merge (PRPA_IN201304UV02 / ADT^A40): the same surviving patient identifier
   // (the v2 PID-5 is empty). See ingest-route.test.ts for the stored result.
   assert.equal(v2.name, undefined);
   assert.deepEqual(v3.name, [{ text: 'Unknown' }]);
+});
+
+test('stored through both intakes, in order add, revise, merge: the same patients in two sites', async (t) => {
+  const db = await createTestDatabase();
+  t.after(() => db.drop());
+  const v2Site = await createTestSite(db.database);
+  const v3Site = await createTestSite(db.database);
+  for (const name of ['PIX_FEED_REG_Maximal_Request', 'PIX_FEED_REV_Maximal_Request', 'PIX_FEED_MERGE_Maximal_Request']) {
+    const v2 = await ingestHl7v2(db.database, {
+      raw: readFileSync(join(v3FixtureDir, 'v2', `${name}.hl7`)),
+      site: v2Site,
+      defaultCharset: 'UNICODE UTF-8',
+      origin: { transport: 'http' },
+    });
+    assert.equal(v2.ackCode, 'AA', JSON.stringify(v2.errors));
+    const v3 = await processHl7v3Message(db.database, v3Site, v3Fixture(`${name}.xml`));
+    assert.equal(v3.typeCode, 'AA', v3.ackXml);
+  }
+  const read = async (site: SiteContext, value: string) => {
+    const patient = await resourceStore(db.database, site).findPatientByBusinessIdentifier(value);
+    assert.ok(patient, `${value} is stored`);
+    const { id: _id, meta: _meta, ...content } = patient;
+    return content as Patient;
+  };
+  const v2Patient = await read(v2Site, 'PIX10515W3');
+  const v3Patient = await read(v3Site, 'PIX10515W3');
+  assertSameCore(v2Patient, v3Patient);
+  assert.equal(v3Patient.name?.[0]?.family, 'WASHINGTON-UPDATE');
+  assert.deepEqual(v3Patient.telecom!.map(telecomKey).sort(), v2Patient.telecom!.map(telecomKey).sort().map((k) => k.replace('email|marywash@gmx.de|home', 'email|marywash@gmx.de|')));
+  // The merge's survivor: identical resources (the placeholder name is not applied).
+  assert.deepEqual(await read(v3Site, '120-01'), await read(v2Site, '120-01'));
 });
