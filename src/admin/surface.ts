@@ -14,7 +14,7 @@ import { registerConnectivityRoutes } from './routes/connectivity-routes.ts';
 import { registerKeyRoutes } from './routes/key-routes.ts';
 import { registerMessageRoutes } from './routes/message-routes.ts';
 import { registerReportRoutes } from './routes/report-routes.ts';
-import { registerSessionRoutes, registerSignIn } from './routes/session-routes.ts';
+import { registerSessionProbe, registerSessionRoutes, registerSignIn } from './routes/session-routes.ts';
 import { registerSiteRoutes } from './routes/site-routes.ts';
 import { registerUserRoutes } from './routes/user-routes.ts';
 import { registerWorklistRoutes } from './routes/worklist-routes.ts';
@@ -34,6 +34,7 @@ export const adminSurface: HttpSurface = {
     installSecurityHeaders(app, { tls: services.config.tls !== undefined });
     registerStaticAssets(app);
     await registerSignIn(app, services);
+    await registerSessionProbe(app, services);
     await app.register(async (scope) => {
       requireSession(scope, services.database);
       await registerSessionRoutes(scope, services);

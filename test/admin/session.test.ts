@@ -20,6 +20,12 @@ after(async () => {
   await db.drop();
 });
 
+async function whoIs(cookie: string): Promise<string | null> {
+  const response = await app.inject({ url: '/api/session', headers: { cookie } });
+  assert.equal(response.statusCode, 200);
+  return response.json().user?.email ?? null;
+}
+
 test('sign-in sets an HttpOnly SameSite=Strict cookie and the session answers who is signed in', async () => {
   const site = await createTestSite(db.database);
   const user = await createTestUser(db.database, site, 'site-admin');
@@ -137,8 +143,13 @@ test('without a session the API answers 401; a forged or expired cookie is no se
   const user = await createTestUser(db.database, site, 'clinician');
   const signed = await signIn(app, user.email);
   await db.database.query(`UPDATE admin_session SET last_seen_at = now() - interval '31 minutes' WHERE user_id = $1`, [user.id]);
-  const idle = await app.inject({ url: '/api/session', headers: { cookie: signed.cookie } });
-  assert.equal(idle.statusCode, 401);
+  assert.equal(await whoIs(signed.cookie), null, 'an idle session has ended');
+  const fresh = await signIn(app, user.email);
+  await db.database.query(`UPDATE admin_session SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [user.id]);
+  assert.equal(await whoIs(fresh.cookie), null, 'an expired session has ended');
+  const anonymous = await app.inject({ url: '/api/session' });
+  assert.equal(anonymous.statusCode, 200);
+  assert.deepEqual(anonymous.json(), { user: null });
 });
 
 test('state-changing requests need the CSRF token and the same origin', async () => {
@@ -172,8 +183,8 @@ test('sign-out ends the session', async () => {
   const out = await app.inject(as(signed, { method: 'DELETE', url: '/api/session' }));
   assert.equal(out.statusCode, 204);
   assert.match(String(out.headers['set-cookie']), /^cg_session=; .*Max-Age=0/);
-  const after = await app.inject({ url: '/api/session', headers: { cookie: signed.cookie } });
-  assert.equal(after.statusCode, 401);
+  assert.equal(await whoIs(signed.cookie), null);
+  assert.equal((await app.inject({ url: '/api/sites', headers: { cookie: signed.cookie } })).statusCode, 401);
 });
 
 test('changing my password needs the current one, checks strength, and ends my other sessions', async () => {
@@ -189,8 +200,8 @@ test('changing my password needs the current one, checks strength, and ends my o
   assert.deepEqual(weak.json().error.fields, [{ field: 'new_password', message: 'the password must be at least 12 characters' }]);
   const ok = await app.inject(as(here, { method: 'PUT', url: '/api/session/password', payload: { current_password: testPassword, new_password: 'a brand new passphrase' } }));
   assert.equal(ok.statusCode, 204);
-  assert.equal((await app.inject({ url: '/api/session', headers: { cookie: here.cookie } })).statusCode, 200);
-  assert.equal((await app.inject({ url: '/api/session', headers: { cookie: elsewhere.cookie } })).statusCode, 401);
+  assert.equal(await whoIs(here.cookie), user.email);
+  assert.equal(await whoIs(elsewhere.cookie), null);
   await signIn(app, user.email, 'a brand new passphrase');
   const old = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword } });
   assert.equal(old.statusCode, 401);
@@ -201,7 +212,8 @@ test('a deactivated user\'s session stops working at once', async () => {
   const user = await createTestUser(db.database, site, 'clinician');
   const signed = await signIn(app, user.email);
   await updateUser(db.database, user.id, { active: false }, { kind: 'operator' });
-  assert.equal((await app.inject({ url: '/api/session', headers: { cookie: signed.cookie } })).statusCode, 401);
+  assert.equal(await whoIs(signed.cookie), null);
+  assert.equal((await app.inject({ url: '/api/sites', headers: { cookie: signed.cookie } })).statusCode, 401);
 });
 
 test('Secure is set on the cookie when the origin serves TLS', async () => {

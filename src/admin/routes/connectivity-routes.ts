@@ -25,6 +25,7 @@ export async function registerConnectivityRoutes(app: FastifyInstance, services:
                 type: 'object',
                 properties: { host: { type: 'string' }, port: { type: 'integer' }, ip: { type: 'string' }, called_ae_title: { type: 'string' }, listening: { type: 'boolean' } },
               },
+              mllp: { type: 'object', properties: { port: { type: 'integer' }, listening: { type: 'boolean' } } },
             },
           },
           ...errorResponses,
@@ -34,7 +35,12 @@ export async function registerConnectivityRoutes(app: FastifyInstance, services:
     async (request: FastifyRequest<{ Params: { siteId: string } }>) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'connectivity');
       const { host, port, ip } = config.dicomPublic;
-      return { dicom: { host, port, ...(ip ? { ip } : {}), called_ae_title: site.aeTitle, listening: config.ports.dicom !== undefined } };
+      return {
+        dicom: { host, port, ...(ip ? { ip } : {}), called_ae_title: site.aeTitle, listening: config.ports.dicom !== undefined },
+        // HL7 v2 senders connect to the same host on the MLLP port (issue 3); they are admitted by
+        // their registered integration client, not by a title.
+        mllp: { port: config.ports.mllp ?? 0, listening: config.ports.mllp !== undefined },
+      };
     },
   );
 }

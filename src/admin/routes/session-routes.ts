@@ -5,10 +5,10 @@ import { verifyPassword } from '../../domain/users/password.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { Services } from '../../platform/services.ts';
-import { clearedSessionCookie, sessionCookie } from '../session/cookies.ts';
+import { clearedSessionCookie, readCookie, sessionCookie, sessionCookieName } from '../session/cookies.ts';
 import { csrfTokenFor, isSameOrigin } from '../session/csrf.ts';
 import { requireSession, sessionOf } from '../session/authenticate.ts';
-import { createSession, deleteSession, deleteUserSessions, sessionAbsoluteSeconds, type SessionUser } from '../session/session-store.ts';
+import { createSession, deleteSession, deleteUserSessions, findSession, sessionAbsoluteSeconds, type SessionUser } from '../session/session-store.ts';
 import { clearAccountFailures, recordSignInFailure, signInBlockedFor, throttleSubjects } from '../session/sign-in-throttle.ts';
 import { errorResponses, sessionSchema } from './schemas.ts';
 
@@ -64,16 +64,35 @@ export async function registerSignIn(app: FastifyInstance, services: Services): 
   );
 }
 
-/** Needs a session: who am I, sign-out, change my password. */
+/**
+ * Public: who is signed in. Answers 200 with user null rather than 401 when nobody is, because
+ * the app asks this on every load and an expected state is not an error.
+ */
+export async function registerSessionProbe(app: FastifyInstance, services: Services): Promise<void> {
+  const { database } = services;
+  app.get(
+    '/api/session',
+    {
+      schema: {
+        summary: 'The signed-in user and the CSRF token (user null when not signed in)',
+        tags,
+        security: [],
+        response: { 200: { type: 'object', properties: { user: { anyOf: [sessionSchema.properties.user, { type: 'null' }] }, csrf_token: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } } }, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const sessionId = readCookie(request.headers.cookie, sessionCookieName);
+      const session = await findSession(database, sessionId);
+      if (!session || !sessionId) return { user: null };
+      return sessionBody(session.user, sessionId, session.expiresAt);
+    },
+  );
+}
+
+/** Needs a session: sign-out, change my password. */
 export async function registerSessionRoutes(app: FastifyInstance, services: Services): Promise<void> {
   const { database } = services;
   const secure = services.config.tls !== undefined;
-  app.get('/api/session', { schema: { summary: 'The signed-in user and the CSRF token', tags, response: { 200: sessionSchema, ...errorResponses } } }, async (request) => {
-    const session = sessionOf(request);
-    const { rows } = await database.query<{ expires_at: Date }>('SELECT expires_at FROM admin_session WHERE id_hash = $1', [session.idHash]);
-    return sessionBody(session.user, session.sessionId, rows[0]?.expires_at ?? new Date());
-  });
-
   app.delete('/api/session', { schema: { summary: 'Sign out', tags, response: { 204: { type: 'null' }, ...errorResponses } } }, async (request, reply) => {
     await deleteSession(database, sessionOf(request).idHash);
     reply.header('set-cookie', clearedSessionCookie({ secure }));

@@ -1,0 +1,55 @@
+// @ts-check
+import { get, patch } from '../api.js';
+import { formatDateTime, h } from '../dom.js';
+import { checkbox, field, form } from '../forms.js';
+import { announce, section } from '../widgets.js';
+import { aeTitleHint } from './sites.js';
+
+/**
+ * A site's start page for admins: its settings, and what remains to set it up.
+ * @param {import('../routes.js').PageContext} context
+ */
+export async function siteOverviewPage(context) {
+  const site = await get(`/api/sites/${context.site.id}`);
+  const base = `#/sites/${site.id}`;
+  const [users, keys, clients] = await Promise.all([
+    get(`/api/sites/${site.id}/users`),
+    get(`/api/sites/${site.id}/keys`),
+    get(`/api/sites/${site.id}/clients`),
+  ]);
+  const step = (/** @type {boolean} */ done, /** @type {string} */ text, /** @type {string} */ href, /** @type {string} */ link) =>
+    h('li', { class: done ? 'done' : 'todo' }, h('span', { class: 'visually-hidden' }, done ? 'Done: ' : 'To do: '), text, ' ', h('a', { href }, link));
+  const checklist = h(
+    'ol',
+    { class: 'checklist' },
+    step(users.users.length > 0, `Users: ${users.users.length}.`, `${base}/users`, 'Add clinicians and admins'),
+    step(keys.keys.some((/** @type {any} */ k) => !k.revoked_at), `API keys: ${keys.keys.filter((/** @type {any} */ k) => !k.revoked_at).length} active.`, `${base}/keys`, 'Create a key for each FHIR or HL7 HTTP application'),
+    step(clients.clients.length > 0, `Integration clients: ${clients.clients.length}.`, `${base}/clients`, 'Register each MLLP sender'),
+    step(true, `Modalities send to AE title ${site.ae_title}.`, `${base}/connectivity`, 'See the DICOM settings'),
+  );
+  const settings = form({
+    label: 'Site settings',
+    submit: 'Save settings',
+    children: [
+      field({ label: 'Name', name: 'name', required: true, value: site.name, attrs: { maxlength: 200 } }),
+      field({ label: 'DICOM AE title', name: 'ae_title', required: true, value: site.ae_title, hint: aeTitleHint, attrs: { maxlength: 16 } }),
+      checkbox({ label: 'FHIR PUT may create patients', name: 'patient_put_creates', checked: site.patient_put_creates, hint: 'PUT /fhir/Patient/{id} with a body without id creates a patient.' }),
+      checkbox({ label: 'Integration clients may allow any IP (*)', name: 'mllp_allow_any_ip', checked: site.mllp_allow_any_ip, hint: 'Leave off unless the network in front of the service restricts senders.' }),
+    ],
+    action: async (values) => {
+      await patch(`/api/sites/${site.id}`, { name: values.name, ae_title: values.ae_title, patient_put_creates: values.patient_put_creates, mllp_allow_any_ip: values.mllp_allow_any_ip });
+      context.forgetSites();
+      announce('Site settings saved.');
+      context.refresh();
+    },
+  });
+  return {
+    title: 'Overview',
+    body: [
+      h('h1', null, site.name),
+      h('p', { class: 'meta' }, 'Created ', formatDateTime(site.created_at), ' · last changed ', formatDateTime(site.updated_at)),
+      section('Setting up', checklist),
+      section('Settings', settings),
+    ],
+  };
+}

@@ -1,0 +1,98 @@
+// @ts-check
+import { get, query } from '../api.js';
+import { badge, formatDate, h } from '../dom.js';
+import { field } from '../forms.js';
+import { emptyState, table } from '../widgets.js';
+
+const pageSize = 25;
+const filterNames = ['from', 'to', 'modality', 'patient', 'step_status', 'report_status'];
+
+/** @param {import('../routes.js').PageContext} context */
+export async function worklistPage(context) {
+  const siteId = context.site.id;
+  /** @type {Record<string, string>} */
+  const filters = {};
+  for (const name of filterNames) {
+    const value = context.query.get(name);
+    if (value) filters[name] = value;
+  }
+  const offset = Math.max(0, Number(context.query.get('offset')) || 0);
+  const base = `/sites/${siteId}/worklist`;
+  const go = (/** @type {Record<string, string | number>} */ params) => context.navigate(`${base}${query(params)}`);
+
+  const filterForm = h('form', { class: 'filters', 'aria-label': 'Filter the worklist', role: 'search' },
+    field({ label: 'Study date from', name: 'from', type: 'date', value: filters.from }),
+    field({ label: 'to', name: 'to', type: 'date', value: filters.to }),
+    field({ label: 'Modality', name: 'modality', value: filters.modality, hint: 'e.g. CT, MR', attrs: { maxlength: 16, size: 6 } }),
+    field({ label: 'Patient', name: 'patient', value: filters.patient, hint: 'Name or patient ID', attrs: { maxlength: 200 } }),
+    field({ label: 'Procedure step', name: 'step_status', value: filters.step_status, options: [['', 'Any'], ['IN PROGRESS', 'In progress'], ['COMPLETED', 'Completed'], ['DISCONTINUED', 'Discontinued'], ['none', 'None recorded']] }),
+    field({ label: 'Report', name: 'report_status', value: filters.report_status, options: [['', 'Any'], ['none', 'Not reported'], ['draft', 'Draft'], ['completed', 'Completed']] }),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', class: 'primary' }, 'Apply filters'),
+      h('button', { type: 'button', onclick: () => go({}) }, 'Clear'),
+    ),
+  );
+  filterForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const data = new FormData(/** @type {HTMLFormElement} */ (filterForm));
+    /** @type {Record<string, string>} */
+    const next = {};
+    for (const name of filterNames) {
+      const value = String(data.get(name) ?? '').trim();
+      if (value) next[name] = name === 'modality' ? value.toUpperCase() : value;
+    }
+    go(next);
+  });
+
+  let result;
+  /** @type {any} */
+  let failure = null;
+  try {
+    result = await get(`/api/sites/${siteId}/studies${query({ ...filters, limit: pageSize, offset })}`);
+  } catch (error) {
+    failure = error;
+    result = { studies: [], total: 0 };
+  }
+  if (failure) {
+    // Show a filter problem next to its field instead of failing the page.
+    setTimeout(() => {
+      for (const problem of failure.fields ?? []) {
+        const slot = filterForm.querySelector(`[data-error-for="${problem.field}"]`);
+        if (slot) slot.textContent = problem.message;
+        filterForm.querySelector(`[name="${problem.field}"]`)?.setAttribute('aria-invalid', 'true');
+      }
+    }, 0);
+  }
+  const filtered = Object.keys(filters).length > 0;
+  const rows = result.studies.map((/** @type {any} */ study) => [
+    formatDate(study.study_date),
+    h('a', { href: `#/sites/${siteId}/studies/${encodeURIComponent(study.study_instance_uid)}` }, study.patient_name ?? 'Unnamed patient'),
+    study.dicom_patient_id ?? '—',
+    study.study_description ?? '—',
+    study.modalities.join(', ') || '—',
+    `${study.series_count} / ${study.instance_count}`,
+    badge(study.step_status ?? 'none'),
+    badge(study.report_status ?? 'none'),
+  ]);
+  const first = result.total === 0 ? 0 : offset + 1;
+  const last = offset + result.studies.length;
+  const pager = h('nav', { class: 'pager', 'aria-label': 'Worklist pages' },
+    h('button', { type: 'button', disabled: offset === 0, onclick: () => go({ ...filters, offset: Math.max(0, offset - pageSize) }) }, 'Previous'),
+    h('span', { 'aria-live': 'polite' }, `${first}–${last} of ${result.total}`),
+    h('button', { type: 'button', disabled: last >= result.total, onclick: () => go({ ...filters, offset: offset + pageSize }) }, 'Next'),
+  );
+  const empty = failure
+    ? emptyState('The filters need a correction', h('p', null, failure.message))
+    : filtered
+      ? emptyState('No studies match these filters', h('p', null, 'Widen the date range or clear the filters.'))
+      : emptyState('No studies yet', h('p', null, `Studies appear here when a modality sends images to this site's DICOM AE title ${context.site.ae_title}.`, context.user.role !== 'clinician' ? [' ', h('a', { href: `#/sites/${siteId}/connectivity` }, 'See the connection settings'), '.'] : ''));
+  return {
+    title: 'Worklist',
+    body: [
+      h('h1', null, 'Worklist'),
+      filterForm,
+      table({ caption: 'Studies', columns: ['Study date', 'Patient', 'Patient ID', 'Description', 'Modality', 'Series / images', 'Procedure step', 'Report'], rows, empty }),
+      result.total > 0 ? pager : null,
+    ],
+  };
+}

@@ -1,0 +1,35 @@
+// @ts-check
+import { accountPage } from './pages/account.js';
+import { auditPage } from './pages/audit.js';
+import { clientsPage } from './pages/clients.js';
+import { connectivityPage } from './pages/connectivity.js';
+import { keysPage } from './pages/keys.js';
+import { messagePage, messagesPage } from './pages/messages.js';
+import { siteOverviewPage } from './pages/site-overview.js';
+import { sitesPage } from './pages/sites.js';
+import { studyPage } from './pages/study.js';
+import { usersPage } from './pages/users.js';
+import { worklistPage } from './pages/worklist.js';
+
+/**
+ * @typedef {{ params: Record<string, string>; query: URLSearchParams; user: any; site: any; navigate: (path: string) => void; refresh: () => void; forgetSites: () => void }} PageContext
+ * @typedef {{ title: string; body: any }} Page
+ * @typedef {{ path: string; area: string; page: (context: PageContext) => Promise<Page> }} Route
+ */
+
+/** @type {Route[]} */
+export const routes = [
+  { path: '/sites', area: 'sites', page: sitesPage },
+  { path: '/audit', area: 'serviceAudit', page: auditPage },
+  { path: '/account', area: 'account', page: accountPage },
+  { path: '/sites/:siteId', area: 'siteSettings', page: siteOverviewPage },
+  { path: '/sites/:siteId/users', area: 'users', page: usersPage },
+  { path: '/sites/:siteId/keys', area: 'keys', page: keysPage },
+  { path: '/sites/:siteId/clients', area: 'clients', page: clientsPage },
+  { path: '/sites/:siteId/worklist', area: 'worklist', page: worklistPage },
+  { path: '/sites/:siteId/studies/:studyUid', area: 'worklist', page: studyPage },
+  { path: '/sites/:siteId/messages', area: 'messages', page: messagesPage },
+  { path: '/sites/:siteId/messages/:messageId', area: 'messages', page: messagePage },
+  { path: '/sites/:siteId/connectivity', area: 'connectivity', page: connectivityPage },
+  { path: '/sites/:siteId/audit', area: 'audit', page: auditPage },
+];
