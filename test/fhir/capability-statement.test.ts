@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { buildFhirOrigin, fhirClient } from './fhir-test-origin.ts';
+
+let db: TestDatabase;
+let app: FastifyInstance;
+before(async () => {
+  db = await createTestDatabase();
+  app = await buildFhirOrigin(db.database);
+});
+after(async () => {
+  await app.close();
+  await db.drop();
+});
+
+interface RestResource {
+  type: string;
+  interaction: { code: string }[];
+  searchParam: { name: string; type: string }[];
+}
+
+const stored = ['Patient', 'Condition', 'AllergyIntolerance', 'Observation', 'Procedure', 'DocumentReference'];
+
+test('GET /fhir/metadata: R4 4.0.1 instance statement with exactly the seven types and their interactions', async () => {
+  const response = await app.inject({ method: 'GET', url: '/fhir/metadata' });
+  assert.equal(response.statusCode, 200);
+  assert.match(String(response.headers['content-type']), /^application\/fhir\+json/);
+  const statement = response.json();
+  assert.equal(statement.resourceType, 'CapabilityStatement');
+  assert.equal(statement.fhirVersion, '4.0.1');
+  assert.equal(statement.kind, 'instance');
+  assert.deepEqual(statement.format, ['json']);
+  assert.equal(statement.rest[0].mode, 'server');
+  assert.match(statement.rest[0].security.description, /X-API-Key/);
+  const resources: RestResource[] = statement.rest[0].resource;
+  assert.deepEqual(resources.map((resource) => resource.type).sort(), [...stored, 'DiagnosticReport'].sort());
+  for (const resource of resources) {
+    const codes = resource.interaction.map((interaction) => interaction.code).sort();
+    assert.deepEqual(
+      codes,
+      resource.type === 'DiagnosticReport' ? ['read', 'search-type', 'vread'] : ['create', 'history-instance', 'read', 'search-type', 'update', 'vread'],
+      resource.type,
+    );
+  }
+  const params = (type: string) => Object.fromEntries(resources.find((resource) => resource.type === type)!.searchParam.map((p) => [p.name, p.type]));
+  assert.deepEqual(params('Patient'), { _id: 'token', _lastUpdated: 'date', identifier: 'token', name: 'string', birthdate: 'date', gender: 'token' });
+  for (const type of ['Condition', 'AllergyIntolerance']) {
+    assert.deepEqual(params(type), { _id: 'token', _lastUpdated: 'date', patient: 'reference', 'clinical-status': 'token', code: 'token' });
+  }
+  for (const type of ['Observation', 'Procedure']) assert.deepEqual(params(type), { _id: 'token', _lastUpdated: 'date', patient: 'reference', code: 'token' });
+  assert.deepEqual(params('DocumentReference'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', type: 'token' });
+  assert.deepEqual(params('DiagnosticReport'), { _id: 'token', patient: 'reference', status: 'token' });
+});
+
+test('the statement and the server agree: every declared parameter is accepted under strict handling, every interaction answers', async () => {
+  const client = await fhirClient(app, db.database);
+  const statement = (await client.request('GET', '/fhir/metadata')).json();
+  const sample: Record<string, string> = { token: 'x', reference: 'Patient/00000000-0000-4000-8000-000000000000', string: 'x', date: '2000' };
+  for (const resource of statement.rest[0].resource as RestResource[]) {
+    for (const parameter of resource.searchParam) {
+      const response = await client.request('GET', `/fhir/${resource.type}?${parameter.name}=${encodeURIComponent(sample[parameter.type]!)}`, {
+        headers: { prefer: 'handling=strict' },
+      });
+      assert.equal(response.statusCode, 200, `${resource.type}?${parameter.name}: ${response.body}`);
+    }
+    const codes = new Set(resource.interaction.map((interaction) => interaction.code));
+    const missing = '00000000-0000-4000-8000-000000000000';
+    // Declared interactions reach a handler (404 for the unknown id), the others are 405.
+    assert.equal((await client.request('GET', `/fhir/${resource.type}/${missing}`)).statusCode, 404);
+    assert.equal((await client.request('POST', `/fhir/${resource.type}`, { body: { resourceType: resource.type } })).statusCode === 405, !codes.has('create'));
+    assert.equal((await client.request('PUT', `/fhir/${resource.type}/${missing}`, { body: { resourceType: resource.type } })).statusCode === 405, !codes.has('update'));
+    // Without history-instance the _history path does not exist for the type: 404 either way,
+    // but only a type that declares it reaches the history handler (whose 404 names the resource).
+    const history = await client.request('GET', `/fhir/${resource.type}/${missing}/_history`);
+    assert.equal(history.statusCode, 404);
+    assert.equal(history.json().issue[0].diagnostics.includes(`${resource.type}/${missing} is not known`), codes.has('history-instance'));
+  }
+});
+
+test('the origin documents its FHIR routes in OpenAPI', async () => {
+  const response = await app.inject({ method: 'GET', url: '/api/documentation/openapi.json' });
+  assert.equal(response.statusCode, 200);
+  const paths = Object.keys(response.json().paths);
+  for (const path of ['/fhir/metadata', '/fhir/Patient', '/fhir/Patient/{id}', '/fhir/Patient/{id}/_history', '/fhir/DiagnosticReport/{id}']) {
+    assert.ok(paths.includes(path), path);
+  }
+  assert.ok(!paths.some((path) => path.startsWith('/v2') || path.startsWith('/ingest')));
+});
