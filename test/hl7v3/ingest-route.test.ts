@@ -262,3 +262,24 @@ test('text/xml, application/hl7-v3+xml, a charset parameter and a namespace pref
   assert.equal(patient?.name?.[0]?.family, 'Müller');
   assert.ok(await resourceStore(db.database, site).findPatientByBusinessIdentifier('NS1'));
 });
+
+test('over a real socket: a keep-alive connection carries add then revise, each answered in XML', async () => {
+  const { site, key } = await siteWithKey();
+  const server = await buildTestOrigin(v3TestSurface, db.database);
+  try {
+    const address = await server.listen({ port: 0, host: '127.0.0.1' });
+    for (const [name, typeCode] of [['PIX_FEED_REG_Maximal_Request.xml', 'AA'], ['PIX_FEED_REV_Maximal_Request.xml', 'AA'], ['Ack.xml', 'AR']] as const) {
+      const response = await fetch(`${address}/v3/ingest`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/xml; charset=utf-8', 'x-api-key': key },
+        body: v3Fixture(name),
+      });
+      assert.match(response.headers.get('content-type') ?? '', /^application\/xml/);
+      assert.equal(readAck(await response.text()).typeCode, typeCode);
+    }
+    const stored = await resourceStore(db.database, site).findPatientByBusinessIdentifier('PIX10515W3');
+    assert.equal(stored?.name?.[0]?.family, 'WASHINGTON-UPDATE');
+  } finally {
+    await server.close();
+  }
+});
