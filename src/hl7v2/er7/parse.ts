@@ -91,7 +91,10 @@ export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult 
 function readDelimiters(text: string): { delimiters: Delimiters; warning?: Problem } | { problem: Problem } {
   const field = text[3];
   const bad = (message: string) => ({ problem: error(errorCodes.dataTypeError, message, { segment: 'MSH', sequence: 1, field: 2 }) });
-  if (!field || /[\sA-Za-z0-9]/.test(field)) return bad('MSH-1 (field separator) is missing or not a delimiter character');
+  // Delimiters are printable 7-bit characters other than letters and digits (section 2.5.4), so
+  // they mean the same in every supported charset.
+  const isDelimiter = (ch: string) => /^[\x21-\x7e]$/.test(ch) && !/[A-Za-z0-9]/.test(ch);
+  if (!field || !isDelimiter(field)) return bad('MSH-1 (field separator) is missing or not a delimiter character');
   const end = text.indexOf(field, 4);
   const lineEnd = text.slice(4).search(/[\r\n]/);
   const encoding = text.slice(4, end < 0 ? (lineEnd < 0 ? undefined : 4 + lineEnd) : end);
@@ -107,7 +110,7 @@ function readDelimiters(text: string): { delimiters: Delimiters; warning?: Probl
   // 4 characters, or 5 from v2.7 on (the fifth is the truncation character, which is not used here).
   if (chars.length !== 4 && chars.length !== 5) return bad(`MSH-2 (encoding characters) must be 4 characters, got ${JSON.stringify(encoding)}`);
   const set = new Set([field, ...chars]);
-  if (set.size !== chars.length + 1 || /[\sA-Za-z0-9]/.test(chars)) return bad(`MSH-2 (encoding characters) ${JSON.stringify(encoding)} must be distinct delimiter characters`);
+  if (set.size !== chars.length + 1 || ![...chars].every(isDelimiter)) return bad(`MSH-2 (encoding characters) ${JSON.stringify(encoding)} must be distinct delimiter characters`);
   const delimiters: Delimiters = { field, component: chars[0]!, repetition: chars[1]!, escape: chars[2]!, subcomponent: chars[3]! };
   return note ? { delimiters, warning: note } : { delimiters };
 }
