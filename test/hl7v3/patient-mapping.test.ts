@@ -138,3 +138,10 @@ test('the envelope: ids, devices, and an interactionId that contradicts the root
   );
   assert.deepEqual(contradicting.problems.map((p) => p.code), ['SYN105', 'SYN113']);
 });
+
+test('an id root that is not an OID, UUID or RUID is a data type error', () => {
+  const { problems } = command(minimalAdd('<id root="1.2.3" extension="ok"/><id root="not an oid" extension="x"/>'));
+  assert.deepEqual(problems.map((p) => [p.typeCode, p.code, p.location?.replace(/.*\//, '')]), [['E', 'SYN102', 'id[2]']]);
+  const merge = v3Fixture('PIX_FEED_MERGE_Maximal_Request.xml').toString().replace('root="1.2.3.4.666"', 'root="1..2"');
+  assert.deepEqual(command(merge).problems.map((p) => [p.code, p.location?.replace(/.*\//, '')]), [['SYN102', 'id[1]']]);
+});

@@ -19,7 +19,10 @@ export function systemOfRoot(root: string): string {
 
 export type IdentifierResult =
   | { identifier: Identifier; problem?: 'no-root' }
-  | { identifier?: undefined; problem: 'null' | 'no-value' };
+  | { identifier?: undefined; problem: 'null' | 'no-value' | 'bad-root' };
+
+/** II.root is an OID, a UUID or an HL7-reserved RUID (Data Types R1, section 2.17.5). */
+const ruid = /^[A-Za-z][A-Za-z0-9-]*$/;
 
 /**
  * II to Identifier: root is the system, extension the value. An II with only a root is itself
@@ -38,6 +41,7 @@ export function identifierOf(element: XmlElement): IdentifierResult {
     const authority = attribute(element, 'assigningAuthorityName');
     return { identifier: { value: extension, ...(authority ? { assigner: { display: authority } } : {}) }, problem: 'no-root' };
   }
+  if (!oid.test(root) && !uuid.test(root) && !ruid.test(root)) return { problem: 'bad-root' };
   if (extension === undefined) return { identifier: { system: 'urn:ietf:rfc:3986', value: systemOfRoot(root) } };
   return { identifier: { system: systemOfRoot(root), value: extension } };
 }

@@ -23,6 +23,9 @@ export function mapPatientRole(role: XmlElement): MappedPatient {
   for (const element of childrenNamed(role, 'id')) {
     const result = identifierOf(element);
     if (result.identifier) identifiers.push(result.identifier);
+    if (result.problem === 'bad-root') {
+      problems.push({ typeCode: 'E', code: 'SYN102', text: `id root "${attribute(element, 'root')}" is not an OID, a UUID or an RUID`, location: element.path });
+    }
     if (result.problem === 'no-root') {
       problems.push({
         typeCode: 'W',

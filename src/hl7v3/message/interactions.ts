@@ -2,7 +2,7 @@ import type { Identifier, Patient } from '@medplum/fhirtypes';
 import type { AcknowledgementDetail } from '../ack/acknowledgement.ts';
 import { identifierOf } from '../mapping/datatypes.ts';
 import { mapPatientRole } from '../mapping/patient.ts';
-import { childNamed, childrenNamed, descend, type XmlElement } from '../xml/element.ts';
+import { attribute, childNamed, childrenNamed, descend, type XmlElement } from '../xml/element.ts';
 
 /**
  * The interactions of the IHE Patient Identity Feed HL7 V3 transaction (ITI-44, section 3.44.4):
@@ -57,6 +57,8 @@ export function readPatientCommand(root: XmlElement, interaction: SupportedInter
         if (result.identifier.value === patient.identifier?.[0]?.value) {
           problems.push({ typeCode: 'E', code: 'SYN113', text: `the prior id ${result.identifier.value} is the surviving patient's own id`, location: element.path });
         } else priorIdentifiers.push(result.identifier);
+      } else if (result.problem === 'bad-root') {
+        problems.push({ typeCode: 'E', code: 'SYN102', text: `prior id root "${attribute(element, 'root')}" is not an OID, a UUID or an RUID`, location: element.path });
       } else if (result.problem !== 'null') {
         problems.push({ typeCode: 'E', code: 'SYN101', text: 'a prior registration id needs a root and an extension', location: element.path });
       }

@@ -5,7 +5,6 @@
  * default namespace (XML Namespaces 1.0, section 6).
  */
 export const hl7v3Namespace = 'urn:hl7-org:v3';
-export const xsiNamespace = 'http://www.w3.org/2001/XMLSchema-instance';
 
 export interface XmlElement {
   readonly name: string;
@@ -50,10 +49,4 @@ export function attribute(element: XmlElement | undefined, name: string): string
 export function textOf(element: XmlElement | undefined): string | undefined {
   const value = element?.text.replace(/\s+/g, ' ').trim();
   return value ? value : undefined;
-}
-
-/** The xsi:type of an element, without its prefix. */
-export function xsiType(element: XmlElement): string | undefined {
-  const value = element.attributes.get(`{${xsiNamespace}}type`);
-  return value?.includes(':') ? value.slice(value.indexOf(':') + 1) : value;
 }
