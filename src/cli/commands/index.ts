@@ -3,7 +3,10 @@ import { clientCommand } from './client.ts';
 import { keyCommand } from './key.ts';
 import { migrateCommand } from './migrate.ts';
 import { serveCommand } from './serve.ts';
+import { messagesCommand } from './messages.ts';
+import { reportCommand } from './report.ts';
 import { siteCommand } from './site.ts';
+import { studiesCommand } from './studies.ts';
 import { userCommand } from './user.ts';
 
 export const commands: Record<string, CommandDefinition> = {
@@ -36,5 +39,23 @@ export const commands: Record<string, CommandDefinition> = {
     actions: ['create', 'list'],
     values: ['site', 'name', 'protocol', 'allowed-ips', 'sending-application', 'sending-facility', 'default-charset'],
     run: clientCommand,
+  },
+  studies: {
+    usage: ['studies list --site SITE [--from DATE] [--to DATE] [--modality M] [--patient P] [--limit N]'],
+    actions: ['list'],
+    values: ['site', 'from', 'to', 'modality', 'patient', 'limit'],
+    run: studiesCommand,
+  },
+  report: {
+    usage: ['report create --site SITE --study STUDY_UID --text T [--status draft|completed] [--author USER]'],
+    actions: ['create'],
+    values: ['site', 'study', 'text', 'status', 'author'],
+    run: reportCommand,
+  },
+  messages: {
+    usage: ['messages list --site SITE [--limit N] [--before CURSOR]'],
+    actions: ['list'],
+    values: ['site', 'limit', 'before'],
+    run: messagesCommand,
   },
 };
