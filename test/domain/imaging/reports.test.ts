@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { isDomainError } from '../../../src/domain/errors.ts';
 import { indexInstance } from '../../../src/domain/imaging/index-instance.ts';
+import { ensurePatient } from '../../../src/domain/patients/demographics.ts';
 import { reassignImagingPatient } from '../../../src/domain/imaging/reassign-patient.ts';
 import { completeReport, createReport, readReport, searchReports, updateDraft } from '../../../src/domain/imaging/reports.ts';
 import type { SiteContext } from '../../../src/domain/site-context.ts';
@@ -28,7 +29,13 @@ async function userIn(site: SiteContext): Promise<string> {
   return id;
 }
 
-/** Links a study to a patient id directly: the patient registry is not this test's subject. */
+/** A patient of the site (as HL7 ADT would create it). */
+async function patientIn(site: SiteContext): Promise<string> {
+  const { patientId } = await db.database.transaction((tx) => ensurePatient(tx, site, { resourceType: 'Patient', identifier: [{ value: randomUUID() }] }));
+  return patientId;
+}
+
+/** Points a study at another patient of its site, as a merge would. */
 async function linkStudy(site: SiteContext, studyInstanceUid: string, patientId: string): Promise<void> {
   await db.database.query('UPDATE imaging_study SET patient_id = $3 WHERE site_id = $1 AND study_instance_uid = $2', [site.siteId, studyInstanceUid, patientId]);
 }
@@ -118,7 +125,7 @@ test('another site cannot read, edit or complete a report', async () => {
 
 test('search by id, patient and status, paged, with the total', async () => {
   const site = await createTestSite(db.database);
-  const [patientA, patientB] = [randomUUID(), randomUUID()];
+  const [patientA, patientB] = [await patientIn(site), await patientIn(site)];
   const studyA = await studyIn(site);
   const studyB = await studyIn(site);
   await linkStudy(site, studyA, patientA);
@@ -150,23 +157,35 @@ test('search by id, patient and status, paged, with the total', async () => {
 test('a patient merge moves studies, and their reports with them, within the site only', async () => {
   const site = await createTestSite(db.database);
   const other = await createTestSite(db.database);
-  const [from, to] = [randomUUID(), randomUUID()];
+  const [from, to, bystander] = [await patientIn(site), await patientIn(site), await patientIn(site)];
   const study1 = await studyIn(site);
   const study2 = await studyIn(site);
   const untouched = await studyIn(site);
-  const otherStudy = await studyIn(other);
   await linkStudy(site, study1, from);
   await linkStudy(site, study2, from);
-  await linkStudy(site, untouched, randomUUID());
-  await linkStudy(other, otherStudy, from);
+  await linkStudy(site, untouched, bystander);
   const report = await createReport(db.database, site, { studyInstanceUid: study1, text: 'r' });
   assert.equal(report.patientId, from);
+
+  // Another site's merge with the same ids touches nothing here.
+  assert.equal(await db.database.transaction((tx) => reassignImagingPatient(tx, other, from, to)), 0);
+  assert.equal((await readReport(db.database, site, report.id))?.patientId, from);
 
   const moved = await db.database.transaction((tx) => reassignImagingPatient(tx, site, from, to));
   assert.equal(moved, 2);
   assert.equal((await readReport(db.database, site, report.id))?.patientId, to);
-  const stillThere = await db.database.query('SELECT patient_id FROM imaging_study WHERE site_id = $1', [other.siteId]);
-  assert.equal(stillThere.rows[0]?.patient_id, from);
+  assert.equal((await searchReports(db.database, site, { patientIds: [from], limit: 10, offset: 0 })).total, 0);
+  assert.equal((await searchReports(db.database, site, { patientIds: [to], limit: 10, offset: 0 })).total, 1);
+  const { rows } = await db.database.query('SELECT patient_id FROM imaging_study WHERE site_id = $1 AND study_instance_uid = $2', [site.siteId, untouched]);
+  assert.equal(rows[0]?.patient_id, bystander);
   assert.equal(await db.database.transaction((tx) => reassignImagingPatient(tx, site, to, to)), 0);
   await assert.rejects(db.database.transaction((tx) => reassignImagingPatient(tx, site, 'x', to)), (error) => isDomainError(error, 'invalid'));
+});
+
+test("a study cannot be pointed at another site's patient", async () => {
+  const site = await createTestSite(db.database);
+  const other = await createTestSite(db.database);
+  const study = await studyIn(site);
+  const foreign = await patientIn(other);
+  await assert.rejects(linkStudy(site, study, foreign), /imaging_study_patient_fkey/);
 });

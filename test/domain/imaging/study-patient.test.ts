@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Patient } from '@medplum/fhirtypes';
+import { indexInstance } from '../../../src/domain/imaging/index-instance.ts';
+import { getStudy } from '../../../src/domain/imaging/worklist.ts';
+import { ensurePatient } from '../../../src/domain/patients/demographics.ts';
+import { resourceStore } from '../../../src/domain/records/resource-store.ts';
+import type { SiteContext } from '../../../src/domain/site-context.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+import { createTestSite } from '../../support/sites.ts';
+import { receivedInstance, uid } from './fixtures.ts';
+
+let db: TestDatabase;
+before(async () => {
+  db = await createTestDatabase();
+});
+after(() => db.drop());
+
+async function readPatient(site: SiteContext, id: string): Promise<Patient | undefined> {
+  return (await resourceStore(db.database, site).read('Patient', id)) as Patient | undefined;
+}
+
+test("a study links to the site's existing patient with that business identifier, which DICOM does not update", async () => {
+  const site = await createTestSite(db.database);
+  const { patientId } = await db.database.transaction((tx) =>
+    ensurePatient(tx, site, { resourceType: 'Patient', identifier: [{ value: 'MRN-77' }], name: [{ family: 'Known', given: ['Kate'] }], birthDate: '1980-05-05' }),
+  );
+  const instance = receivedInstance({ patientId: 'MRN-77', patientName: 'Different^Name', patientBirthDate: '19990101' });
+  const result = await db.database.transaction((tx) => indexInstance(tx, site, instance));
+  assert.equal(result.patientId, patientId);
+  assert.equal((await getStudy(db.database, site, instance.studyInstanceUid))?.patientId, patientId);
+  const patient = await readPatient(site, patientId);
+  assert.equal(patient?.name?.[0]?.family, 'Known');
+  assert.equal(patient?.birthDate, '1980-05-05');
+});
+
+test('without such a patient, one is created from the DICOM demographics', async () => {
+  const site = await createTestSite(db.database);
+  const instance = receivedInstance({ patientId: 'NEW-1', patientName: 'Lestrade^G^^Dr^Jr', patientBirthDate: '19450312', patientSex: 'M' });
+  const result = await db.database.transaction((tx) => indexInstance(tx, site, instance));
+  assert.ok(result.patientId);
+  const patient = await readPatient(site, result.patientId);
+  assert.equal(patient?.identifier?.[0]?.value, 'NEW-1');
+  assert.deepEqual(patient?.name?.[0], { use: 'official', family: 'Lestrade', given: ['G'], prefix: ['Dr'], suffix: ['Jr'], text: 'Dr G Lestrade Jr' });
+  assert.equal(patient?.birthDate, '1945-03-12');
+  assert.equal(patient?.gender, 'male');
+
+  // The next study of that PatientID finds the same patient.
+  const next = await db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ patientId: 'NEW-1', patientName: 'Other^Name' })));
+  assert.equal(next.patientId, result.patientId);
+});
+
+test('the same PatientID in two sites gives two patients, one per site', async () => {
+  const [a, b] = [await createTestSite(db.database), await createTestSite(db.database)];
+  const inA = await db.database.transaction((tx) => indexInstance(tx, a, receivedInstance({ patientId: 'SHARED' })));
+  const inB = await db.database.transaction((tx) => indexInstance(tx, b, receivedInstance({ patientId: 'SHARED' })));
+  assert.ok(inA.patientId && inB.patientId);
+  assert.notEqual(inA.patientId, inB.patientId);
+  assert.equal(await readPatient(b, inA.patientId), undefined);
+  assert.equal(await readPatient(a, inB.patientId), undefined);
+});
+
+test('an empty PatientID leaves the study unlinked and creates no patient', async () => {
+  const site = await createTestSite(db.database);
+  for (const patientId of [undefined, '', '   ']) {
+    const instance = receivedInstance({ patientId, patientName: '^^^^' });
+    const result = await db.database.transaction((tx) => indexInstance(tx, site, instance));
+    assert.equal(result.patientId, null);
+    assert.equal((await getStudy(db.database, site, instance.studyInstanceUid))?.patientId, null);
+  }
+  const { rows } = await db.database.query(`SELECT count(*)::int AS n FROM clinical_resource WHERE site_id = $1 AND resource_type = 'Patient'`, [site.siteId]);
+  assert.equal(rows[0]?.n, 0);
+});
+
+test('concurrent studies of one new PatientID create exactly one patient', async () => {
+  const site = await createTestSite(db.database);
+  const studyUid = uid();
+  const results = await Promise.all(
+    Array.from({ length: 6 }, (_, n) =>
+      db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ patientId: 'RACE-1', studyInstanceUid: n % 2 === 0 ? studyUid : uid() }))),
+    ),
+  );
+  assert.equal(new Set(results.map((r) => r.patientId)).size, 1);
+  const { rows } = await db.database.query(`SELECT count(*)::int AS n FROM clinical_resource WHERE site_id = $1 AND resource_type = 'Patient'`, [site.siteId]);
+  assert.equal(rows[0]?.n, 1);
+});
