@@ -35,5 +35,9 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** True when nothing on the page is wider than the viewport (no sideways scrolling). */
 export async function fitsWidth(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1);
+  // The callback runs in the page; this project's type-check has no DOM library.
+  return page.evaluate(() => {
+    const root = (globalThis as any).document.documentElement;
+    return root.scrollWidth <= root.clientWidth + 1;
+  });
 }

@@ -72,7 +72,7 @@ async function signIn(page: Page, email: string, password: string): Promise<void
   await page.goto(`${adminUrl}/`);
   // Keyboard only: the e-mail field has focus on arrival; Tab to the password; Enter submits.
   await page.getByLabel('E-mail').waitFor();
-  assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name), 'email');
+  assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.name), 'email');
   await page.keyboard.type(email);
   await page.keyboard.press('Tab');
   await page.keyboard.type(password);
@@ -292,7 +292,7 @@ test('requests without the CSRF token, or sent by another origin, are refused', 
   // Same origin, signed in, but without X-CSRF-Token.
   const sameOrigin = await page.evaluate(async () => {
     const response = await fetch('/api/sites', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'No token', ae_title: 'NOTOKEN' }) });
-    return { status: response.status, body: await response.json() };
+    return { status: response.status, body: (await response.json()) as { error: { code: string } } };
   });
   assert.equal(sameOrigin.status, 403);
   assert.equal(sameOrigin.body.error.code, 'csrf');
@@ -310,7 +310,7 @@ test('requests without the CSRF token, or sent by another origin, are refused', 
     await page.evaluate(async (target) => {
       await fetch(`${target}/api/sites`, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: '{"name":"Evil","ae_title":"EVIL"}' }).catch(() => undefined);
     }, adminUrl);
-    const [response] = await Promise.all([page.waitForEvent('response', (r) => r.url().endsWith('/api/sites')), page.evaluate(() => (document.getElementById('f') as HTMLFormElement).submit())]);
+    const [response] = await Promise.all([page.waitForEvent('response', (r) => r.url().endsWith('/api/sites')), page.evaluate(() => (globalThis as any).document.getElementById('f').submit())]);
     assert.equal(response.status(), 403);
   } finally {
     await new Promise((resolve) => evil.close(resolve));
