@@ -171,12 +171,27 @@ function splitFields(line: string, name: string, d: Delimiters, charset: Support
     fields.push([[[d.field]]], [[[parts[1] ?? '']]]);
     from = 2;
   }
-  for (let i = from; i < parts.length; i++) {
-    fields.push(
-      parts[i]!.split(d.repetition).map((repetition) =>
-        repetition.split(d.component).map((component) => component.split(d.subcomponent).map((leaf) => unescapeText(leaf, d, charset))),
-      ),
-    );
-  }
+  for (let i = from; i < parts.length; i++) fields.push(splitField(parts[i]!, d, charset));
   return fields;
+}
+
+// Most fields hold no delimiter at all; the fast paths skip the nested splits (a 10 KB ORU parses
+// about twice as fast with them).
+function splitField(text: string, d: Delimiters, charset: SupportedCharset): Field {
+  if (text.indexOf(d.repetition) < 0 && text.indexOf(d.component) < 0 && text.indexOf(d.subcomponent) < 0) {
+    return [[[unescapeText(text, d, charset)]]];
+  }
+  const repetitions = text.split(d.repetition);
+  const field: Field = new Array(repetitions.length);
+  for (let r = 0; r < repetitions.length; r++) {
+    const components = repetitions[r]!.split(d.component);
+    const repetition: string[][] = new Array(components.length);
+    for (let c = 0; c < components.length; c++) {
+      const component = components[c]!;
+      if (component.indexOf(d.subcomponent) < 0) repetition[c] = [unescapeText(component, d, charset)];
+      else repetition[c] = component.split(d.subcomponent).map((leaf) => unescapeText(leaf, d, charset));
+    }
+    field[r] = repetition;
+  }
+  return field;
 }
