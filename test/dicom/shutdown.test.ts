@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
-import { datasetOf, fixturesDir, startHarness, type DicomHarness } from './support/dicom-harness.ts';
+import { datasetOf, fixturesDir, listFiles, startHarness, type DicomHarness } from './support/dicom-harness.ts';
 import { associate, cStoreRequest, pData, RawPeer, statusOf } from './support/raw-peer.ts';
 
 const ctClass = '1.2.840.10008.5.1.4.1.1.2';
@@ -23,8 +23,11 @@ test('close() stops accepting, lets the store in flight finish, and aborts idle 
   const idle = await associate(harness.listener.port, site.aeTitle, [context]);
   busy.write(pData(1, true, true, cStoreRequest(1, ctClass, ctInstance)));
   busy.write(pData(1, false, false, dataset.subarray(0, 10_000)));
-  // Let the listener take the first fragment before shutting down.
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // The transfer is under way once its temporary file exists.
+  for (let attempt = 0; (await listFiles(join(harness.dataDir, 'dicom', 'tmp'))).length === 0; attempt++) {
+    assert.ok(attempt < 200, 'the transfer never started');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 
   const port = harness.listener.port;
   const closing = harness.listener.close();
