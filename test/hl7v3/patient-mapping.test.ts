@@ -136,7 +136,10 @@ test('the envelope: ids, devices, and an interactionId that contradicts the root
   const contradicting = readEnvelope(
     parseXml(Buffer.from('<PRPA_IN201301UV02 xmlns="urn:hl7-org:v3"><interactionId root="2.16.840.1.113883.1.6" extension="PRPA_IN201302UV02"/></PRPA_IN201301UV02>')),
   );
-  assert.deepEqual(contradicting.problems.map((p) => p.code), ['SYN105', 'SYN113']);
+  assert.deepEqual(contradicting.problems.map((p) => [p.typeCode, p.code]), [['E', 'SYN105'], ['E', 'SYN113'], ['W', 'SYN105']]);
+
+  const training = readEnvelope(parseXml(Buffer.from('<PRPA_IN201301UV02 xmlns="urn:hl7-org:v3"><id root="1.2"/><processingCode code="X"/></PRPA_IN201301UV02>')));
+  assert.deepEqual(training.problems.map((p) => [p.typeCode, p.code, p.location]), [['E', 'NS202', '/PRPA_IN201301UV02/processingCode[1]']]);
 });
 
 test('an id root that is not an OID, UUID or RUID is a data type error', () => {

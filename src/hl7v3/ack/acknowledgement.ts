@@ -13,6 +13,7 @@ export type AcknowledgementDetailType = 'E' | 'W' | 'I';
 const v3DetailCodes = {
   INTERR: 'Internal system error',
   NS200: 'Unsupported interaction',
+  NS202: 'Unsupported processing id',
   NS260: 'Unknown sender',
   SYN: 'Syntax error',
   SYN100: 'Required association missing',

@@ -67,7 +67,7 @@ export async function processHl7v3Message(database: Database, site: SiteContext,
         text: `the interaction ${envelope.interactionId} is not supported; this service accepts ${supported}`,
         location: root.path,
       };
-      return await logAlone(database, site, raw, options, envelope, 'unsupported', [...envelope.problems, detail]);
+      return await logAlone(database, site, raw, options, envelope, 'unsupported', [detail, ...envelope.problems]);
     }
 
     const { command, problems } = readPatientCommand(root, envelope.rootName);

@@ -48,12 +48,21 @@ export function readEnvelope(root: XmlElement): Envelope {
       location: interactionElement!.path,
     });
   }
+  // ProcessingID (2.16.840.1.113883.5.101): P production, D debugging, T training; the HL7 v2
+  // path accepts the same three (MSH-11) and treats an absent one as production.
+  const processingElement = childNamed(root, 'processingCode');
+  const processingCode = attribute(processingElement, 'code');
+  if (processingCode === undefined) {
+    problems.push({ typeCode: 'W', code: 'SYN105', text: 'the message has no processingCode; processed as P (production)', location: processingElement?.path ?? `${root.path}/processingCode` });
+  } else if (!['P', 'D', 'T'].includes(processingCode)) {
+    problems.push({ typeCode: 'E', code: 'NS202', text: `processingCode "${processingCode}" is not P, D or T`, location: processingElement!.path });
+  }
   return {
     rootName: root.name,
     id,
     interactionId: declared ?? root.name,
     creationTime: attribute(childNamed(root, 'creationTime'), 'value'),
-    processingCode: attribute(childNamed(root, 'processingCode'), 'code'),
+    processingCode,
     sender: deviceOf(descend(root, 'sender', 'device')),
     receiver: deviceOf(descend(root, 'receiver', 'device')),
     problems,
