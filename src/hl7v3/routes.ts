@@ -59,7 +59,7 @@ export async function registerHl7v3Routes(app: FastifyInstance, services: Servic
       errorHandler: (error, request, reply) => sendTransportError(error, request, reply),
       handler: async (request, reply) => {
         const site = siteContextOf(request);
-        const result = await processHl7v3Message(services.database, site, request.body as Buffer, {
+        const result = await processHl7v3Message(services.database, site, (request.body as Buffer | undefined) ?? Buffer.alloc(0), {
           ...charsetOf(request.headers['content-type']),
           remoteAddress: request.ip,
           logger: request.log,
