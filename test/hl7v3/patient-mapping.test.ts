@@ -148,3 +148,14 @@ test('an id root that is not an OID, UUID or RUID is a data type error', () => {
   const merge = v3Fixture('PIX_FEED_MERGE_Maximal_Request.xml').toString().replace('root="1.2.3.4.666"', 'root="1..2"');
   assert.deepEqual(command(merge).problems.map((p) => [p.code, p.location?.replace(/.*\//, '')]), [['SYN102', 'id[1]']]);
 });
+
+test('a null-flavored message id, a patient without patientPerson, a prior id without root', () => {
+  const nullId = readEnvelope(parseXml(Buffer.from('<PRPA_IN201301UV02 xmlns="urn:hl7-org:v3"><id nullFlavor="NI"/><processingCode code="P"/></PRPA_IN201301UV02>')));
+  assert.deepEqual(nullId.problems.map((p) => [p.code, p.location]), [['SYN109', '/PRPA_IN201301UV02/id[1]']]);
+
+  const noPerson = minimalAdd('<id root="1.2.3" extension="p"/>').replace(/<patientPerson>.*<\/patientPerson>/, '');
+  assert.deepEqual(command(noPerson).problems.map((p) => [p.code, p.location?.replace(/.*\//, '')]), [['SYN100', 'patientPerson']]);
+
+  const rootless = v3Fixture('PIX_FEED_MERGE_Maximal_Request.xml').toString().replace('root="1.2.3.4.666" ', '');
+  assert.deepEqual(command(rootless).problems.map((p) => [p.typeCode, p.code]), [['E', 'SYN101']]);
+});
