@@ -18,12 +18,15 @@ export interface ChildStart {
   /** Resolves when the server accepts work (polled until it does or the timeout passes). */
   ready: () => Promise<boolean>;
   timeoutMs?: number;
+  /** Told the child's pid before the first readiness check. */
+  onSpawn?: (pid: number) => void;
 }
 
 export async function startChild(start: ChildStart): Promise<RunningChild> {
   const logFd = openSync(start.logFile, 'w');
   const child = spawn(start.command, start.args, { cwd: start.cwd, env: start.env ?? process.env, stdio: ['ignore', logFd, logFd] });
   closeSync(logFd);
+  start.onSpawn?.(child.pid!);
   let exited = false;
   child.once('exit', () => {
     exited = true;

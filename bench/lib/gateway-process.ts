@@ -25,6 +25,8 @@ export interface GatewayStart {
   databaseUrl?: string;
   logFile: string;
   logLevel: string;
+  /** 'dev-serve': bench/lib/dev-serve.ts instead of `serve` (surfaces not yet in the catalogue). */
+  launcher: 'serve' | 'dev-serve';
 }
 
 const startTimeoutMs = 180_000;
@@ -52,7 +54,8 @@ export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' |
 export async function startGatewayProcess(start: GatewayStart): Promise<GatewayProcess> {
   const env = gatewayEnv(start);
   const logFd = openSync(start.logFile, 'w');
-  const child = spawn(process.execPath, ['bin/clinical-gateway.js', 'serve'], { cwd: start.root, env, stdio: ['ignore', logFd, 'pipe'] });
+  const args = start.launcher === 'serve' ? ['bin/clinical-gateway.js', 'serve'] : ['bench/lib/dev-serve.ts'];
+  const child = spawn(process.execPath, args, { cwd: start.root, env, stdio: ['ignore', logFd, 'pipe'] });
   const surfaces = await waitForListing(child, logFd, start.logFile);
   closeSync(logFd);
   for (const [name, surface] of surfaces) {

@@ -14,6 +14,9 @@ export interface BenchOptions {
   dataset: DatasetSize;
   dicom: { smallCount: number; largeCount: number; largeFrames: number[]; hugeFrames: number; associations: number[] };
   scenarios: Set<ScenarioGroup>;
+  launcher: 'serve' | 'dev-serve';
+  /** CG_LOG_LEVEL of the service under test: the product default (info) unless told otherwise. */
+  logLevel: string;
 }
 
 export type ScenarioGroup = 'fhir' | 'mllp' | 'dicom';
@@ -26,7 +29,7 @@ export interface DatasetSize {
   otherSitePatients: number;
 }
 
-const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom]`;
+const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom] [--log-level L] [--dev-serve]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
@@ -36,6 +39,8 @@ export function parseOptions(argv: string[]): BenchOptions {
       runs: { type: 'string' },
       seconds: { type: 'string' },
       only: { type: 'string' },
+      'dev-serve': { type: 'boolean', default: false },
+      'log-level': { type: 'string', default: 'info' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -60,7 +65,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     httpSeconds: positive(values.seconds, quick ? 1 : 5, 'seconds'),
     concurrencies: [1, 16, 64],
     mllpMessages: quick ? 200 : 3000,
-    mllpSeconds: quick ? 5 : 20,
+    mllpSeconds: quick ? 3 : 20,
     dataset: quick
       ? { name: 'quick', patients: 2_000, observationsPerPatient: 10, otherSites: 2, otherSitePatients: 200 }
       : { name: 'full', patients: 100_000, observationsPerPatient: 10, otherSites: 10, otherSitePatients: 2_000 },
@@ -69,5 +74,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       ? { smallCount: 60, largeCount: 2, largeFrames: [20, 30], hugeFrames: 60, associations: [1, 4] }
       : { smallCount: 500, largeCount: 20, largeFrames: [20, 30, 40, 50, 60], hugeFrames: 600, associations: [1, 4] },
     scenarios: new Set(only as ScenarioGroup[]),
+    launcher: values['dev-serve'] ? 'dev-serve' : 'serve',
+    logLevel: values['log-level'] ?? 'info',
   };
 }

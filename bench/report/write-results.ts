@@ -1,0 +1,95 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Summary } from '../lib/stats.ts';
+import type { BenchResults, Measurement } from './model.ts';
+
+/** bench/results/latest.json (everything) and latest.md (the tables of the README's Performance section). */
+export function writeResults(dir: string, results: BenchResults, findings: Record<string, string>, name: string): { json: string; markdown: string } {
+  mkdirSync(dir, { recursive: true });
+  const json = join(dir, `${name}.json`);
+  const markdown = join(dir, `${name}.md`);
+  writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(markdown, renderMarkdown(results, findings));
+  return { json, markdown };
+}
+
+function fmt(value: number | null | undefined, digits = 1): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  return value >= 100 ? value.toFixed(0) : value.toFixed(digits);
+}
+
+function spread(summary: Summary | undefined, digits = 1): string {
+  if (!summary || !Number.isFinite(summary.median)) return '–';
+  if (summary.runs.length <= 1) return fmt(summary.median, digits);
+  return `${fmt(summary.median, digits)} (${fmt(summary.min, digits)}–${fmt(summary.max, digits)})`;
+}
+
+const scenarioTitles: Record<string, string> = {
+  'fhir.read': 'FHIR read by id (GET /fhir/Patient/{id})',
+  'fhir.search-identifier': 'FHIR search by identifier (GET /fhir/Patient?identifier=system|value)',
+  'fhir.search-name': 'FHIR search by name substring (GET /fhir/Patient?name=…)',
+  'fhir.search-patient-code': 'FHIR search by patient and code (GET /fhir/Observation?patient=…&code=…)',
+  'fhir.create': 'FHIR create (POST /fhir/Patient)',
+  'fhir.update': 'FHIR update (PUT /fhir/Patient/{id})',
+  'mllp.adt': 'HL7 v2 ADT^A01 over MLLP, ACK after commit',
+  'mllp.oru': 'HL7 v2 ORU^R01 (5 OBX) over MLLP, ACK after commit',
+  'dicom.small': 'DICOM C-STORE, small set (CT 256x256, ~130 KB each)',
+  'dicom.large': 'DICOM C-STORE, large set (multi-frame 512x512, 10–30 MB each)',
+  'dicom.huge': 'DICOM C-STORE, one ~300 MB instance (memory)',
+};
+
+export function renderMarkdown(results: BenchResults, findings: Record<string, string>): string {
+  const { machine } = results;
+  const lines: string[] = [];
+  lines.push(`# Benchmark results (${results.mode})`, '');
+  lines.push(
+    `Measured ${machine.date} on commit \`${machine.commit}\`${machine.dirty ? ' (with uncommitted changes)' : ''}: ${machine.cores} cores (${machine.cpuModel}), ` +
+      `${machine.memoryGb} GB, Linux ${machine.kernel}, Node ${machine.node}; ${results.database}; service started with \`${results.launcher === 'serve' ? 'clinical-gateway serve' : 'bench/lib/dev-serve.ts (surfaces not yet in the catalogue)'}\`. ` +
+      `Every figure is the median of ${results.runs} run(s), with min–max in parentheses; the gateway and its baseline ran in turn in the same run. Total bench time ${Math.round(results.durationSeconds)} s.`,
+    '',
+  );
+  lines.push(`Data set: ${Object.entries(results.dataset).map(([key, value]) => `${key} ${typeof value === 'number' ? value.toLocaleString('en-US') : String(value)}`).join(', ')}.`, '');
+  lines.push('## Targets', '', '| Target | Value | Baseline | Ratio | Wanted | Met |', '|---|---|---|---|---|---|');
+  for (const target of results.targets) {
+    lines.push(
+      `| ${target.name} | ${fmt(target.value, 2)} ${target.unit} | ${target.baseline === null ? '–' : `${fmt(target.baseline)} ${target.unit}`} | ${target.ratio === null ? '–' : `${target.ratio.toFixed(2)}x`} | ${target.target} | ${target.met ? 'yes' : '**no**'} |`,
+    );
+  }
+  const notes = results.targets.filter((t) => !t.met && (findings[t.name] || t.explanation));
+  if (notes.length > 0) {
+    lines.push('', 'Targets not met, and why:', '');
+    for (const target of notes) lines.push(`- **${target.name}**: ${findings[target.name] ?? target.explanation}`);
+  }
+  const byScenario = new Map<string, Measurement[]>();
+  for (const m of results.measurements) byScenario.set(m.scenario, [...(byScenario.get(m.scenario) ?? []), m]);
+  lines.push('', '## Figures', '');
+  for (const [scenario, list] of byScenario) {
+    const unit = list[0]!.unit;
+    const dicom = scenario.startsWith('dicom.');
+    const concurrencyName = dicom ? 'Associations' : 'Connections';
+    lines.push(`### ${scenarioTitles[scenario] ?? scenario}`, '');
+    if (dicom) {
+      lines.push(`| System | ${concurrencyName} | ${unit} | MB/s | Peak RSS MB | CPU % | Failed |`, '|---|---|---|---|---|---|---|');
+    } else {
+      lines.push(`| System | ${concurrencyName} | ${unit} | p50 ms | p95 ms | p99 ms | Peak RSS MB | CPU % | Failed |`, '|---|---|---|---|---|---|---|---|---|');
+    }
+    for (const m of [...list].sort((a, b) => a.concurrency - b.concurrency || a.system.localeCompare(b.system))) {
+      if (dicom) {
+        lines.push(`| ${m.system} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.mbPerSecond)} | ${spread(m.peakRssMb, 0)} | ${spread(m.cpuPercent, 0)} | ${m.failed} |`);
+      } else {
+        lines.push(
+          `| ${m.system} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.latencyMs?.p50, 2)} | ${spread(m.latencyMs?.p95, 2)} | ${spread(m.latencyMs?.p99, 2)} | ${spread(m.peakRssMb, 0)} | ${spread(m.cpuPercent, 0)} | ${m.failed} |`,
+        );
+      }
+    }
+    const scenarioNotes = list.flatMap((m) => (m.notes ?? []).map((note) => `${m.system} (${m.concurrency}): ${note}`));
+    if (scenarioNotes.length > 0) lines.push('', ...scenarioNotes.map((note) => `- ${note}`));
+    lines.push('');
+  }
+  if (results.skipped.length > 0) {
+    lines.push('## Not measured in this run', '');
+    for (const skipped of results.skipped) lines.push(`- ${skipped.scenario}: ${skipped.reason}`);
+    lines.push('');
+  }
+  return `${lines.join('\n')}\n`;
+}

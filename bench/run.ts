@@ -1,0 +1,203 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { startChild, httpAnswers, tcpAccepts, type RunningChild } from './lib/child.ts';
+import { clearSite, ensureBenchSchema, loadSites } from './dataset/load-dataset.ts';
+import { ensureDatabase } from './lib/external-database.ts';
+import { findings } from './findings.ts';
+import { startGatewayProcess, type GatewayProcess } from './lib/gateway-process.ts';
+import { progress } from './lib/log.ts';
+import { describeMachine } from './lib/machine.ts';
+import { parseOptions } from './lib/options.ts';
+import { baselinePorts, benchHost } from './lib/ports.ts';
+import { ensureSites, existingSites, provisionMllpSite, provisionSite } from './lib/provision.ts';
+import { ensureDicomTools } from './lib/setup.ts';
+import type { BenchResults } from './report/model.ts';
+import { computeTargets } from './report/targets.ts';
+import { writeResults } from './report/write-results.ts';
+import type { BenchContext } from './scenarios/context.ts';
+import { runDicomScenarios } from './scenarios/dicom.ts';
+import { runFhirScenarios } from './scenarios/fhir.ts';
+import { runMllpScenarios } from './scenarios/mllp.ts';
+
+/**
+ * npm run bench: every surface side by side with its baseline, in one run (issue 8).
+ * 1. FHIR on the cached data set (bench/work/dataset-<size>), against baselines (a) and (b).
+ * 2. MLLP and DICOM on a fresh scratch service, against the MLLP baseline, Orthanc and storescp.
+ * 3. Targets, then bench/results/latest.{json,md} (quick.{json,md} for --quick).
+ */
+const root = resolve(import.meta.dirname, '..');
+const options = parseOptions(process.argv.slice(2));
+const started = performance.now();
+const workDir = join(root, 'bench', 'work');
+const logDir = join(workDir, 'logs');
+mkdirSync(logDir, { recursive: true });
+const serverUrl = process.env.CG_DATABASE_URL?.trim() || undefined;
+const context: BenchContext = {
+  root,
+  options,
+  workDir,
+  logDir,
+  series: [],
+  skipped: [],
+  runTag: Date.now().toString(36).slice(-5),
+};
+const machine = describeMachine(root);
+const writePatients = options.quick ? 500 : 5_000;
+
+async function startGateway(name: string, dataDir: string, databaseUrl: string | undefined): Promise<GatewayProcess> {
+  return startGatewayProcess({
+    root,
+    dataDir,
+    ...(databaseUrl ? { databaseUrl } : {}),
+    logFile: join(logDir, `gateway-${name}.log`),
+    logLevel: options.logLevel,
+    launcher: options.launcher,
+  });
+}
+
+async function fhirPhase(): Promise<void> {
+  const { dataset } = options;
+  const databaseUrl = serverUrl ? await ensureDatabase(serverUrl, `cg_bench_${dataset.name}`, { fresh: false }) : undefined;
+  const gateway = await startGateway(`dataset-${dataset.name}`, join(workDir, `dataset-${dataset.name}`), databaseUrl);
+  let baseline: RunningChild | undefined;
+  try {
+    const fhir = gateway.surfaces.get('fhir');
+    if (!fhir) {
+      context.skipped.push({ scenario: 'fhir', reason: 'the service started no FHIR surface' });
+      return;
+    }
+    const existing = await existingSites(gateway.databaseUrl);
+    const [main, writes] = await Promise.all([
+      provisionSite(root, gateway.env, existing, 'bench-main', 'BENCHMAIN'),
+      provisionSite(root, gateway.env, existing, 'bench-writes', 'BENCHWRITES'),
+    ]);
+    const others = await ensureSites(
+      gateway.databaseUrl,
+      existing,
+      Array.from({ length: dataset.otherSites }, (_, i) => ({ name: `bench-other-${i + 1}`, aeTitle: `BENCHOTHER${i + 1}` })),
+    );
+    progress(`data set ${dataset.name}: ${dataset.patients} patients, ${dataset.patients * dataset.observationsPerPatient} observations, ${dataset.otherSites} other sites (cached when already loaded)`);
+    const loaded = await loadSites(gateway.databaseUrl, [
+      { siteId: main.id, patients: dataset.patients, observationsPerPatient: dataset.observationsPerPatient },
+      ...others.map((site) => ({ siteId: site.id, patients: dataset.otherSitePatients, observationsPerPatient: dataset.observationsPerPatient })),
+    ]);
+    progress(loaded.loaded > 0 ? `loaded ${loaded.loaded} resources in ${loaded.seconds.toFixed(0)} s` : 'data set already loaded');
+    // The write site starts every bench run with the same patients and nothing else.
+    const client = new pg.Client({ connectionString: gateway.databaseUrl });
+    await client.connect();
+    try {
+      await ensureBenchSchema(client);
+      await clearSite(client, writes.id);
+      await client.query('TRUNCATE bench.baseline_resource');
+    } finally {
+      await client.end();
+    }
+    await loadSites(gateway.databaseUrl, [{ siteId: writes.id, patients: writePatients, observationsPerPatient: 0 }]);
+    baseline = await startChild({
+      command: process.execPath,
+      args: ['bench/baselines/http-baseline.ts'],
+      cwd: root,
+      env: { ...process.env, BENCH_DATABASE_URL: gateway.databaseUrl, BENCH_SITE_ID: main.id, BENCH_BASELINE_PORT: String(baselinePorts.http) },
+      logFile: join(logDir, 'http-baseline.log'),
+      ready: httpAnswers(`http://${benchHost}:${baselinePorts.http}/`),
+    });
+    await runFhirScenarios(context, {
+      gateway,
+      fhirPort: fhir.port,
+      baseline: { pid: baseline.pid, port: baselinePorts.http },
+      main,
+      writes,
+      mainPatients: dataset.patients,
+      writePatients,
+    });
+  } finally {
+    await baseline?.stop();
+    await gateway.stop();
+  }
+}
+
+async function scratchPhase(): Promise<void> {
+  const dataDir = join(workDir, 'scratch');
+  rmSync(dataDir, { recursive: true, force: true });
+  const databaseUrl = serverUrl ? await ensureDatabase(serverUrl, 'cg_bench_scratch', { fresh: true }) : undefined;
+  const gateway = await startGateway('scratch', dataDir, databaseUrl);
+  const pool = new pg.Pool({ connectionString: gateway.databaseUrl, max: 2 });
+  try {
+    const mllp = gateway.surfaces.get('mllp');
+    if (options.scenarios.has('mllp')) {
+      if (!mllp) context.skipped.push({ scenario: 'mllp', reason: 'the service started no MLLP listener' });
+      else {
+        await provisionMllpSite(root, gateway.env, 'bench-mllp', 'BENCHMLLP');
+        const baseline = await startChild({
+          command: process.execPath,
+          args: ['bench/baselines/mllp-ack-server.ts'],
+          cwd: root,
+          env: { ...process.env, BENCH_BASELINE_PORT: String(baselinePorts.mllp) },
+          logFile: join(logDir, 'mllp-baseline.log'),
+          ready: tcpAccepts(benchHost, baselinePorts.mllp),
+        });
+        try {
+          await runMllpScenarios(context, { gatewayPid: gateway.pid, mllpPort: mllp.port, baseline: { pid: baseline.pid, port: baselinePorts.mllp } });
+        } finally {
+          await baseline.stop();
+        }
+      }
+    }
+    const dicom = gateway.surfaces.get('dicom');
+    if (options.scenarios.has('dicom')) {
+      const missing = ensureDicomTools();
+      if (!dicom) context.skipped.push({ scenario: 'dicom', reason: 'the service started no DICOM listener' });
+      else if (missing.includes('dcmtk')) context.skipped.push({ scenario: 'dicom', reason: 'dcmtk is not installed (apt-get install dcmtk)' });
+      else {
+        if (missing.includes('orthanc')) context.skipped.push({ scenario: 'dicom orthanc', reason: 'Orthanc is not installed (apt-get install orthanc)' });
+        await runDicomScenarios(context, {
+          gatewayPid: gateway.pid,
+          dicomPort: dicom.port,
+          newSite: async (aeTitle) => (await ensureSites(gateway.databaseUrl, [], [{ name: `bench-dicom-${aeTitle}`, aeTitle }]))[0]!,
+          countInstances: async (siteId) =>
+            (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1', [siteId])).rows[0]!.n,
+        });
+      }
+    }
+  } finally {
+    await pool.end();
+    await gateway.stop();
+    // The scratch service's DICOM files take gigabytes; nothing in them is needed afterwards.
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (options.scenarios.has('fhir')) await fhirPhase();
+if (options.scenarios.has('mllp') || options.scenarios.has('dicom')) await scratchPhase();
+
+const measurements = context.series.filter((series) => series.size > 0).map((series) => series.toMeasurement());
+const results: BenchResults = {
+  mode: options.quick ? 'quick' : 'full',
+  machine,
+  launcher: options.launcher,
+  database: serverUrl ? 'PostgreSQL from CG_DATABASE_URL (bench databases cg_bench_* on that server)' : 'embedded PostgreSQL 15 (the default)',
+  dataset: {
+    'patients (main site)': options.dataset.patients,
+    'observations (main site)': options.dataset.patients * options.dataset.observationsPerPatient,
+    'other sites': options.dataset.otherSites,
+    'patients per other site': options.dataset.otherSitePatients,
+    'observations per other site': options.dataset.otherSitePatients * options.dataset.observationsPerPatient,
+  },
+  runs: options.runs,
+  settings: {
+    httpSecondsPerRun: options.httpSeconds,
+    concurrencies: options.concurrencies,
+    mllpMessagesPerRun: options.mllpMessages,
+    dicom: options.dicom,
+    serviceLogLevel: options.logLevel,
+    scenarios: [...options.scenarios],
+  },
+  measurements,
+  targets: computeTargets(measurements, { fullDataset: !options.quick }),
+  skipped: context.skipped,
+  durationSeconds: (performance.now() - started) / 1000,
+};
+const written = writeResults(join(root, 'bench', 'results'), results, findings, options.quick ? 'quick' : 'latest');
+process.stdout.write(`\n${results.targets.map((t) => `${t.met ? 'met    ' : 'MISSED '} ${t.name}: ${t.value ?? '–'} ${t.unit}${t.ratio !== null ? ` (${t.ratio}x)` : ''} [${t.target}]`).join('\n')}\n`);
+process.stdout.write(`\nwritten ${written.json} and ${written.markdown} in ${Math.round(results.durationSeconds)} s\n`);

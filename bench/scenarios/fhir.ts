@@ -1,0 +1,176 @@
+import { businessIdentifier, familyName, identifierSystem, loinc, observationCodes, patientBody, syntheticId } from '../dataset/synthetic.ts';
+import type { GatewayProcess } from '../lib/gateway-process.ts';
+import { progress } from '../lib/log.ts';
+import { monitored } from '../lib/process-monitor.ts';
+import type { ProvisionedSite } from '../lib/provision.ts';
+import { benchHost } from '../lib/ports.ts';
+import { runHttpLoad, type HttpLoadResult } from '../load/http-load.ts';
+import { Series } from '../report/series.ts';
+import { randomInt, type BenchContext } from './context.ts';
+
+/**
+ * FHIR scenarios of issue 8: read by id, search by identifier, by name substring and by
+ * patient+code, create and update, at each concurrency, against the gateway; read and create
+ * also against baselines (a) and (b), run by run in turn with the gateway's.
+ */
+export interface FhirTargets {
+  gateway: GatewayProcess;
+  fhirPort: number;
+  baseline: { pid: number; port: number };
+  main: ProvisionedSite;
+  writes: ProvisionedSite;
+  mainPatients: number;
+  writePatients: number;
+}
+
+interface Operation {
+  key: string;
+  method: 'GET' | 'POST' | 'PUT';
+  baseline?: 'baseline-a' | 'baseline-b';
+  site: 'main' | 'writes';
+  next: () => { path: string; body?: string };
+  /** What a correct answer looks like, checked once before the load. */
+  check: (status: number, body: { entry?: unknown[]; resourceType?: string }) => boolean;
+}
+
+function operations(context: BenchContext, targets: FhirTargets): Operation[] {
+  const { main, writes, mainPatients, writePatients } = targets;
+  let created = 0;
+  let updated = 0;
+  const found = (status: number, body: { entry?: unknown[] }) => status === 200 && (body.entry?.length ?? 0) >= 1;
+  return [
+    {
+      key: 'read',
+      method: 'GET',
+      baseline: 'baseline-a',
+      site: 'main',
+      next: () => ({ path: `/fhir/Patient/${syntheticId('patient', main.id, randomInt(mainPatients))}` }),
+      check: (status, body) => status === 200 && body.resourceType === 'Patient',
+    },
+    {
+      key: 'search-identifier',
+      method: 'GET',
+      site: 'main',
+      next: () => ({ path: `/fhir/Patient?identifier=${encodeURIComponent(`${identifierSystem}|${businessIdentifier(randomInt(mainPatients))}`)}` }),
+      check: found,
+    },
+    {
+      key: 'search-name',
+      method: 'GET',
+      site: 'main',
+      // A substring from inside a family name (about a dozen patients each in the full set).
+      next: () => ({ path: `/fhir/Patient?name=${familyName(randomInt(mainPatients)).slice(1, 6).toLowerCase()}` }),
+      check: found,
+    },
+    {
+      key: 'search-patient-code',
+      method: 'GET',
+      site: 'main',
+      next: () => {
+        const patient = syntheticId('patient', main.id, randomInt(mainPatients));
+        const code = observationCodes[randomInt(observationCodes.length) - 1]!.code;
+        return { path: `/fhir/Observation?patient=Patient/${patient}&code=${encodeURIComponent(`${loinc}|${code}`)}` };
+      },
+      check: found,
+    },
+    {
+      key: 'create',
+      method: 'POST',
+      baseline: 'baseline-b',
+      site: 'writes',
+      next: () => {
+        const n = ++created;
+        return { path: '/fhir/Patient', body: JSON.stringify(patientBody(`C${context.runTag}-${n}`, n)) };
+      },
+      check: (status, body) => status === 201 && body.resourceType === 'Patient',
+    },
+    {
+      key: 'update',
+      method: 'PUT',
+      site: 'writes',
+      next: () => {
+        const i = randomInt(writePatients);
+        const id = syntheticId('patient', writes.id, i);
+        const body = { ...patientBody(businessIdentifier(i), i), id, telecom: [{ system: 'phone', value: `555-${++updated}` }] };
+        return { path: `/fhir/Patient/${id}`, body: JSON.stringify(body) };
+      },
+      check: (status, body) => status === 200 && body.resourceType === 'Patient',
+    },
+  ];
+}
+
+function headers(key: string, withBody: boolean): Record<string, string> {
+  return {
+    'x-api-key': key,
+    accept: 'application/fhir+json',
+    ...(withBody ? { 'content-type': 'application/fhir+json' } : {}),
+  };
+}
+
+async function checkOnce(url: string, operation: Operation, key: string): Promise<string | undefined> {
+  const request = operation.next();
+  const response = await fetch(`${url}${request.path}`, {
+    method: operation.method,
+    headers: headers(key, request.body !== undefined),
+    ...(request.body !== undefined ? { body: request.body } : {}),
+  });
+  const text = await response.text();
+  let body: { entry?: unknown[]; resourceType?: string } = {};
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    // reported below
+  }
+  return operation.check(response.status, body) ? undefined : `sanity check failed: ${operation.method} ${request.path} -> ${response.status} ${text.slice(0, 300)}`;
+}
+
+export async function runFhirScenarios(context: BenchContext, targets: FhirTargets): Promise<void> {
+  const { options } = context;
+  const gatewayUrl = `http://${benchHost}:${targets.fhirPort}`;
+  const baselineUrl = `http://${benchHost}:${targets.baseline.port}`;
+  for (const operation of operations(context, targets)) {
+    const site = operation.site === 'main' ? targets.main : targets.writes;
+    const problem = await checkOnce(gatewayUrl, operation, site.apiKey);
+    if (problem) {
+      context.skipped.push({ scenario: `fhir.${operation.key}`, reason: problem });
+      progress(`fhir.${operation.key}: ${problem}`);
+      continue;
+    }
+    const load = (url: string, connections: number, seconds: number) =>
+      runHttpLoad({
+        baseUrl: url,
+        connections,
+        seconds,
+        method: operation.method,
+        headers: headers(site.apiKey, operation.method !== 'GET'),
+        next: operation.next,
+      });
+    // Warm-up (JIT, caches, pools), not measured.
+    await load(gatewayUrl, 16, 1);
+    if (operation.baseline) await load(baselineUrl, 16, 1);
+    for (const connections of options.concurrencies) {
+      const gateway = new Series(`fhir.${operation.key}`, 'gateway', connections, 'req/s');
+      const baseline = operation.baseline ? new Series(`fhir.${operation.key}`, operation.baseline, connections, 'req/s') : undefined;
+      context.series.push(gateway, ...(baseline ? [baseline] : []));
+      for (let run = 1; run <= options.runs; run++) {
+        const measured = await monitored(targets.gateway.pid, () => load(gatewayUrl, connections, options.httpSeconds));
+        record(gateway, measured.result, measured.usage);
+        if (baseline) {
+          const base = await monitored(targets.baseline.pid, () => load(baselineUrl, connections, options.httpSeconds));
+          record(baseline, base.result, base.usage);
+        }
+      }
+      const m = gateway.toMeasurement();
+      progress(
+        `fhir.${operation.key} c=${connections}: ${m.throughput.median.toFixed(0)} req/s p95 ${m.latencyMs?.p95.median.toFixed(1)} ms` +
+          (baseline ? `; ${operation.baseline} ${baseline.toMeasurement().throughput.median.toFixed(0)} req/s` : ''),
+      );
+    }
+  }
+}
+
+function record(series: Series, result: HttpLoadResult, usage: Parameters<Series['add']>[1]): void {
+  series.add({ throughput: result.requestsPerSecond, p50: result.p50, p95: result.p95, p99: result.p99, failed: result.failed }, usage);
+  const bad = Object.entries(result.statusCodes).filter(([status]) => !status.startsWith('2'));
+  if (bad.length > 0) series.note(`non-2xx answers: ${bad.map(([status, count]) => `${status} x${count}`).join(', ')}`);
+}
