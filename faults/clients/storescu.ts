@@ -12,6 +12,8 @@ export interface StorescuResult {
   outcomes: StoreOutcome[];
   associationAccepted: boolean;
   associationRejected: boolean;
+  /** "Rejected Transient" / "Rejected Permanent" when the association was refused (PS3.8 9.3.4). */
+  rejection?: string;
   exitCode: number | null;
   output: string;
 }
@@ -35,6 +37,7 @@ export function storescu(options: { port: number; calledAe: string; callingAe?: 
 }
 
 export function parseStorescuLog(output: string, files: string[]): Omit<StorescuResult, 'exitCode' | 'output'> {
+  const rejection = /Result:\s*(Rejected \w+)/i.exec(output)?.[1];
   const statusByFile = new Map<string, string>();
   let current: string | undefined;
   for (const line of output.split('\n')) {
@@ -57,5 +60,6 @@ export function parseStorescuLog(output: string, files: string[]): Omit<Storescu
     outcomes,
     associationAccepted: /Association Accepted/i.test(output),
     associationRejected: /Association Rejected/i.test(output),
+    ...(rejection ? { rejection } : {}),
   };
 }

@@ -114,8 +114,9 @@ export async function runDicomSender(control: LoadControl, ledger: Ledger<Genera
     const result = await storescu({ port, calledAe, files: items.map((i) => i.data.path), timeoutSeconds: 10 });
     for (const [index, item] of items.entries()) {
       const outcome = result.outcomes[index]!;
-      const verdict = dicomVerdict(outcome.status);
-      const detail = outcome.status ?? (result.associationRejected ? 'association rejected' : result.associationAccepted ? 'no response' : 'no association');
+      // A transient association rejection (PS3.8 9.3.4 result 2) is "retry later" too.
+      const verdict = outcome.status === undefined && result.rejection ? (/transient/i.test(result.rejection) ? 'retry-later' : 'permanent') : dicomVerdict(outcome.status);
+      const detail = outcome.status ?? (result.associationRejected ? `association ${result.rejection ?? 'rejected'}` : result.associationAccepted ? 'no response' : 'no association');
       ledger.settle(item, { verdict, detail });
     }
     if (items.some((i) => !i.acknowledged)) await sleep(200);

@@ -115,7 +115,7 @@ function listFiles(dir: string): string[] {
 export async function checkNoOrphans(report: ScenarioReport, sql: pg.Pool, dataDir: string, label: string): Promise<void> {
   const dicomRoot = join(dataDir, 'dicom');
   const temporary = listFiles(join(dicomRoot, 'tmp'));
-  check(report, `${label}: no temporary DICOM file left after start-up recovery`, temporary.length === 0, temporary.length ? `${temporary.length} left: ${temporary.slice(0, 3).map((f) => relative(dataDir, f)).join(', ')}` : 'dicom/tmp is empty');
+  check(report, `${label}: no temporary DICOM file left behind`, temporary.length === 0, temporary.length ? `${temporary.length} left: ${temporary.slice(0, 3).map((f) => relative(dataDir, f)).join(', ')}` : 'dicom/tmp is empty');
   const stored = listFiles(dicomRoot).filter((f) => !f.startsWith(join(dicomRoot, 'tmp')));
   const indexed = new Set(((await sql.query('SELECT storage_path FROM imaging_instance')).rows as { storage_path: string }[]).map((r) => r.storage_path));
   const stray = stored.filter((f) => !indexed.has(relative(dataDir, f)));
