@@ -224,11 +224,11 @@ test('a new operator sets up a site end to end from the browser; a clinician rep
   await heading(clinician, 'Worklist').waitFor();
   const nav = clinician.getByRole('navigation', { name: 'Main' });
   assert.equal(await nav.getByRole('link', { name: 'API keys' }).count(), 0, 'no keys link for a clinician');
-  await clinician.getByLabel('Modality').fill('ct');
+  await clinician.getByLabel('Modality (CT, MR…)').fill('ct');
   await clinician.getByRole('button', { name: 'Apply filters' }).click();
   await clinician.getByText('1–1 of 1').waitFor();
   await screenshot(clinician, '13-worklist');
-  await clinician.getByLabel('Modality').fill('MR');
+  await clinician.getByLabel('Modality (CT, MR…)').fill('MR');
   await clinician.getByRole('button', { name: 'Apply filters' }).click();
   await clinician.getByText('No studies match these filters').waitFor();
   await clinician.getByRole('button', { name: 'Clear' }).click();

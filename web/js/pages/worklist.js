@@ -23,8 +23,8 @@ export async function worklistPage(context) {
   const filterForm = h('form', { class: 'filters', 'aria-label': 'Filter the worklist', role: 'search' },
     field({ label: 'Study date from', name: 'from', type: 'date', value: filters.from }),
     field({ label: 'to', name: 'to', type: 'date', value: filters.to }),
-    field({ label: 'Modality', name: 'modality', value: filters.modality, hint: 'e.g. CT, MR', attrs: { maxlength: 16, size: 6 } }),
-    field({ label: 'Patient', name: 'patient', value: filters.patient, hint: 'Name or patient ID', attrs: { maxlength: 200 } }),
+    field({ label: 'Modality (CT, MR…)', name: 'modality', value: filters.modality, attrs: { maxlength: 16, size: 6 } }),
+    field({ label: 'Patient name or ID', name: 'patient', value: filters.patient, attrs: { maxlength: 200 } }),
     field({ label: 'Procedure step', name: 'step_status', value: filters.step_status, options: [['', 'Any'], ['IN PROGRESS', 'In progress'], ['COMPLETED', 'Completed'], ['DISCONTINUED', 'Discontinued'], ['none', 'None recorded']] }),
     field({ label: 'Report', name: 'report_status', value: filters.report_status, options: [['', 'Any'], ['none', 'Not reported'], ['draft', 'Draft'], ['completed', 'Completed']] }),
     h('div', { class: 'actions' },
@@ -66,8 +66,10 @@ export async function worklistPage(context) {
   const filtered = Object.keys(filters).length > 0;
   const rows = result.studies.map((/** @type {any} */ study) => [
     formatDate(study.study_date),
-    h('a', { href: `#/sites/${siteId}/studies/${encodeURIComponent(study.study_instance_uid)}` }, study.patient_name ?? 'Unnamed patient'),
-    study.dicom_patient_id ?? '—',
+    [
+      h('a', { href: `#/sites/${siteId}/studies/${encodeURIComponent(study.study_instance_uid)}` }, study.patient_name ?? 'Unnamed patient'),
+      h('div', { class: 'meta' }, `ID ${study.dicom_patient_id ?? '—'}`),
+    ],
     study.study_description ?? '—',
     study.modalities.join(', ') || '—',
     `${study.series_count} / ${study.instance_count}`,
@@ -91,7 +93,7 @@ export async function worklistPage(context) {
     body: [
       h('h1', null, 'Worklist'),
       filterForm,
-      table({ caption: 'Studies', columns: ['Study date', 'Patient', 'Patient ID', 'Description', 'Modality', 'Series / images', 'Procedure step', 'Report'], rows, empty }),
+      table({ caption: 'Studies', columns: ['Study date', 'Patient', 'Description', 'Modality', 'Series / images', 'Procedure step', 'Report'], rows, empty }),
       result.total > 0 ? pager : null,
     ],
   };
