@@ -22,15 +22,20 @@ function businessIdentifier(patient: Patient): string {
 /**
  * ADT: find the site's active patient with this business identifier and update its demographics
  * from `patient`, or create it. Elements absent from `patient` are left as they are (an HL7 v2
- * field that is empty means "no change"); identifiers the stored patient has and the message
+ * field that is empty means "no change"), elements listed in `clear` are deleted; identifiers the stored patient has and the message
  * lacks (for instance a merged patient's old identifiers) are kept.
  */
-export async function upsertPatientDemographics(tx: Transaction, site: SiteContext, patient: Patient): Promise<{ patient: Patient; created: boolean }> {
+export async function upsertPatientDemographics(
+  tx: Transaction,
+  site: SiteContext,
+  patient: Patient,
+  options: { clear?: readonly ClearableElement[] } = {},
+): Promise<{ patient: Patient; created: boolean }> {
   const value = businessIdentifier(patient);
   const store = resourceStore(tx, site);
   const { patient: found, created } = await store.findOrCreatePatient(value, () => ({ ...patient, id: undefined, resourceType: 'Patient' }) as Patient);
   if (created) return { patient: found, created };
-  const updated = mergeDemographics(found, patient);
+  const updated = mergeDemographics(found, patient, options.clear ?? []);
   if (sameContent(found, updated)) return { patient: found, created: false };
   return { patient: await store.update(updated), created: false };
 }
@@ -42,8 +47,12 @@ export async function ensurePatient(tx: Transaction, site: SiteContext, candidat
   return { patientId: patient.id!, created };
 }
 
-export function mergeDemographics(current: Patient, incoming: Patient): Patient {
+/** Elements an update may delete (HL7 v2 "" null). */
+export type ClearableElement = 'name' | 'birthDate' | 'gender' | 'address' | 'telecom';
+
+export function mergeDemographics(current: Patient, incoming: Patient, clear: readonly ClearableElement[] = []): Patient {
   const result: Patient = { ...current };
+  for (const key of clear) delete result[key];
   for (const key of ['name', 'telecom', 'gender', 'birthDate', 'address', 'maritalStatus', 'communication'] as const) {
     if (incoming[key] !== undefined) (result as unknown as Record<string, unknown>)[key] = incoming[key];
   }

@@ -19,7 +19,7 @@ export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan):
   const summary: ApplySummary = { patientIds: [], observationIds: [], problems: [] };
   switch (plan.kind) {
     case 'demographics': {
-      const { patient } = await upsertPatientDemographics(tx, site, plan.patient);
+      const { patient } = await upsertPatientDemographics(tx, site, plan.patient, { clear: plan.clear });
       summary.patientIds.push(patient.id!);
       if (plan.visit) await recordVisit(tx, site, patient.id!, plan.visit);
       return summary;

@@ -8,12 +8,12 @@ import type { VisitContext } from '../../domain/patients/visits.ts';
 import { readHeader, type MessageHeader } from '../er7/header.ts';
 import { fieldOf, valueOf, type Hl7Message, type Segment } from '../er7/message.ts';
 import { mapObx } from '../mapping/observation.ts';
-import { identifierList, mapPid } from '../mapping/patient.ts';
+import { identifierList, mapPid, type DemographicElement } from '../mapping/patient.ts';
 import { mapPv1 } from '../mapping/visit.ts';
 import { errorCodes, error, warning, type Problem } from '../problems.ts';
 
 export type Plan =
-  | { kind: 'demographics'; patient: Patient; visit?: VisitContext }
+  | { kind: 'demographics'; patient: Patient; clear: DemographicElement[]; visit?: VisitContext }
   | { kind: 'merge'; merges: { sourceIdentifier: string; target: Patient; location: Segment }[] }
   | { kind: 'results'; patient: Patient; visit?: VisitContext; observations: Observation[] };
 
@@ -80,7 +80,8 @@ function planDemographics(message: Hl7Message, problems: Problem[]): Plan | unde
   const visit = visitOf(message, problems);
   const obx = message.segments.filter((s) => s.name === 'OBX').length;
   if (obx > 0) problems.push(warning(errorCodes.segmentSequenceError, `${obx} OBX segment(s) in an ADT message were not stored; results are taken from ORU^R01`, { segment: 'OBX' }));
-  return visit ? { kind: 'demographics', patient: mapped.patient, visit } : { kind: 'demographics', patient: mapped.patient };
+  const plan: Plan = { kind: 'demographics', patient: mapped.patient, clear: mapped.cleared };
+  return visit ? { ...plan, visit } : plan;
 }
 
 /** ADT^A40: one or more PATIENT groups, each PID [PD1] MRG [PV1] (v2.5.1 section 3.3.40). */
@@ -127,7 +128,15 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
   let orc: Segment | undefined;
   let position = 0;
   let assumedUtc = false;
+  // NTE right after an OBX comments on that result (ORU_R01 OBSERVATION group): Observation.note.
+  let current: Observation | undefined;
   for (const segment of message.segments) {
+    if (segment.name === 'NTE') {
+      const text = fieldOf(segment, 3).map((rep) => rep.map((component) => component.join('&')).join('^')).join('\n').trim();
+      if (current && text) current.note = [...(current.note ?? []), { text }];
+      continue;
+    }
+    current = undefined;
     if (segment.name === 'ORC') orc = segment;
     else if (segment.name === 'OBR') {
       obr = segment;
@@ -137,6 +146,7 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
       const result = mapObx(segment, { obr, orc, sendingFacility: header.sendingFacility, positionInGroup: position });
       problems.push(...result.problems);
       if (result.observation) {
+        current = result.observation;
         observations.push(result.observation);
         if (/T\d\d:\d\d:\d\d(\.\d+)?Z$/.test(result.observation.effectiveDateTime ?? '') && !/[+-]\d{4}$/.test(valueOf(segment, 14) || valueOf(obr, 7))) assumedUtc = true;
       }

@@ -11,8 +11,19 @@ import { parseHl7DateTime } from './datetime.ts';
 
 export interface MappedPatient {
   patient: Patient;
+  /** Elements whose field was the HL7 null "" (section 2.5.3: delete the receiver's value). */
+  cleared: DemographicElement[];
   problems: Problem[];
 }
+
+export type DemographicElement = 'name' | 'birthDate' | 'gender' | 'address' | 'telecom';
+
+const nullableFields: [number, DemographicElement][] = [
+  [5, 'name'],
+  [7, 'birthDate'],
+  [8, 'gender'],
+  [11, 'address'],
+];
 
 const identifierTypeSystem = 'http://terminology.hl7.org/CodeSystem/v2-0203';
 
@@ -55,7 +66,14 @@ export function mapPid(pid: Segment): MappedPatient {
   ].filter((c): c is ContactPoint => c !== undefined);
   if (telecom.length > 0) patient.telecom = telecom;
 
-  return { patient, problems };
+  const isNull = (field: number) => {
+    const reps = fieldOf(pid, field);
+    return reps.length === 1 && reps[0]!.length === 1 && reps[0]![0]!.length === 1 && reps[0]![0]![0] === hl7Null;
+  };
+  const cleared = nullableFields.filter(([field]) => isNull(field)).map(([, element]) => element);
+  // Telecom is one element fed by two fields: cleared only when both say "".
+  if (isNull(13) && isNull(14)) cleared.push('telecom');
+  return { patient, cleared, problems };
 }
 
 // Table 0001 to FHIR administrative-gender, per the IG's ConceptMap "table-hl70001-to-administrative-gender".

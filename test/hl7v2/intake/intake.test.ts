@@ -110,6 +110,17 @@ test('ADT^A08 updates demographics and the visit context of the same patient', a
   assert.equal(visits[0]!.attendingDoctor!.display, 'Greg House');
 });
 
+test('the HL7 null "" deletes a stored value; an empty field leaves it', async () => {
+  const site = await createTestSite(db.database);
+  await send(site, message(['PID|1||NULL1^^^H^MR||Keep^Me||19700101|F|||1 Road^^Town']));
+  assert.equal((await send(site, message(['PID|1||NULL1^^^H^MR||||""|||||'], { type: 'ADT^A08' }))).ackCode, 'AA');
+  const patient = (await resourceStore(db.database, site).findPatientByBusinessIdentifier('NULL1'))!;
+  assert.equal(patient.birthDate, undefined);
+  assert.equal(patient.name![0]!.family, 'Keep');
+  assert.equal(patient.gender, 'female');
+  assert.equal(patient.address![0]!.city, 'Town');
+});
+
 test('a corrected result updates the same Observation instead of adding one', async () => {
   const site = await createTestSite(db.database);
   const oru = (value: string, status: string) =>
@@ -123,6 +134,20 @@ test('a corrected result updates the same Observation instead of adding one', as
   assert.equal(observations[0]!.valueQuantity!.value, 95);
   assert.equal(observations[0]!.status, 'corrected');
   assert.equal(observations[0]!.meta!.versionId, '2');
+});
+
+test('NTE segments after an OBX become notes of that Observation', async () => {
+  const site = await createTestSite(db.database);
+  const raw = message(
+    ['PID|1||N1^^^H^MR', 'OBR|1||ORD-N', 'NTE|1||order level comment', 'OBX|1|NM|2345-7^Glucose^LN||5.1|mmol/L|||||F', 'NTE|1||fasting sample', 'NTE|2||line two~line three', 'OBX|2|ST|8-8^Remark^LN||ok||||||F'],
+    { type: 'ORU^R01^ORU_R01' },
+  );
+  assert.equal((await send(site, raw)).ackCode, 'AA');
+  const store = resourceStore(db.database, site);
+  const patient = (await store.findPatientByBusinessIdentifier('N1'))!;
+  const [glucose, remark] = (await store.listPatientCompartment(patient.id!)) as Observation[];
+  assert.deepEqual(glucose!.note, [{ text: 'fasting sample' }, { text: 'line two\nline three' }]);
+  assert.equal(remark!.note, undefined);
 });
 
 test('ADT^A40 moves the source record to the target; re-sending changes nothing; an unknown source is a warning', async () => {
