@@ -113,3 +113,36 @@ test('503 with Retry-After when the database is away', async () => {
     await down.close();
   }
 });
+
+test('what HL7 stored is read back over the FHIR API of the same site, and not of another', async () => {
+  const { fhirSurface } = await import('../../src/fhir/surface.ts');
+  const fhir = await buildTestOrigin(fhirSurface, db.database);
+  try {
+    const { key } = await keyedSite();
+    const other = await keyedSite();
+    assert.equal((await post(key, fixture('hl7v2/oehf-ipf/oru-r01-25.hl7'))).statusCode, 200);
+    const get = (url: string, apiKey: string) => fhir.inject({ method: 'GET', url, headers: { 'x-api-key': apiKey } });
+    const patients = (await get('/fhir/Patient?identifier=00000111', key)).json();
+    assert.equal(patients.entry.length, 1);
+    const patient = patients.entry[0].resource;
+    assert.equal(patient.name[0].family, 'Everywoman');
+    assert.equal(patient.identifier[0].system, 'urn:oid:2.16.840.1.113883.19.3.2.1');
+    const observations = (await get(`/fhir/Observation?patient=Patient/${patient.id}`, key)).json();
+    assert.equal(observations.entry.length, 4);
+    const sodium = observations.entry.map((e: { resource: { code: { coding: { code: string }[] } } }) => e.resource).find((o: { code: { coding: { code: string }[] } }) => o.code.coding[0]!.code === '2951-2');
+    assert.equal(sodium.valueQuantity.value, 140);
+    assert.equal(sodium.valueQuantity.unit, 'meq/L');
+    assert.equal((await get('/fhir/Patient?identifier=00000111', other.key)).json().entry?.length ?? 0, 0);
+    assert.equal((await get(`/fhir/Patient/${patient.id}`, other.key)).statusCode, 404);
+  } finally {
+    await fhir.close();
+  }
+});
+
+test('the origin documents POST /v2/ingest in its OpenAPI document', async () => {
+  const response = await app.inject({ method: 'GET', url: '/api/documentation/openapi.json' });
+  assert.equal(response.statusCode, 200);
+  const operation = response.json().paths['/v2/ingest'].post;
+  assert.ok(operation.requestBody.content['x-application/hl7-v2+er7']);
+  assert.ok(operation.responses['422']);
+});
