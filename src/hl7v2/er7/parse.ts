@@ -50,7 +50,15 @@ export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult 
   const latin = Buffer.from(bytes).toString('latin1');
   const start = latin.search(/\S/);
   if (start < 0 || latin.slice(start, start + 3) !== 'MSH') {
-    problems.push(error(errorCodes.segmentSequenceError, 'the content is not an HL7 v2 message: it does not begin with an MSH segment'));
+    const batch = /^(FHS|BHS)/.test(latin.slice(start));
+    problems.push(
+      error(
+        errorCodes.segmentSequenceError,
+        batch
+          ? 'HL7 batches (FHS/BHS, section 2.10.3) are not accepted; send each message on its own'
+          : 'the content is not an HL7 v2 message: it does not begin with an MSH segment',
+      ),
+    );
     return { problems };
   }
   const delimiterResult = readDelimiters(latin.slice(start));

@@ -101,6 +101,12 @@ test('content that is not HL7 gives no message', () => {
   }
 });
 
+test('a batch is refused with a reason', () => {
+  const result = parse(`FHS|^~\\&|A\rBHS|^~\\&|A\r${base}\rBTS|1\rFTS|1`);
+  assert.equal(result.message, undefined);
+  assert.match(result.problems[0]!.message, /batches/);
+});
+
 test('broken MSH-2 and bad segment lines are reported', () => {
   assert.equal(parse('MSH|^^\\&|A').message, undefined);
   assert.equal(parse('MSH|^~|A').message, undefined);
