@@ -53,6 +53,7 @@ async function startGateway(name: string, dataDir: string, databaseUrl: string |
     logFile: join(logDir, `gateway-${name}.log`),
     logLevel: options.logLevel,
     launcher: options.launcher,
+    ...(options.cpuProfileDir ? { cpuProfileDir: resolve(options.cpuProfileDir) } : {}),
   });
 }
 
@@ -117,15 +118,16 @@ async function fhirPhase(): Promise<void> {
   }
 }
 
-async function scratchPhase(): Promise<void> {
-  const dataDir = join(workDir, 'scratch');
+/** A fresh service per group, so that one group's memory and files do not carry into the next. */
+async function scratchPhase(group: 'mllp' | 'dicom'): Promise<void> {
+  const dataDir = join(workDir, `scratch-${group}`);
   rmSync(dataDir, { recursive: true, force: true });
-  const databaseUrl = serverUrl ? await ensureDatabase(serverUrl, 'cg_bench_scratch', { fresh: true }) : undefined;
-  const gateway = await startGateway('scratch', dataDir, databaseUrl);
+  const databaseUrl = serverUrl ? await ensureDatabase(serverUrl, `cg_bench_scratch_${group}`, { fresh: true }) : undefined;
+  const gateway = await startGateway(`scratch-${group}`, dataDir, databaseUrl);
   const pool = new pg.Pool({ connectionString: gateway.databaseUrl, max: 2 });
   try {
     const mllp = gateway.surfaces.get('mllp');
-    if (options.scenarios.has('mllp')) {
+    if (group === 'mllp') {
       if (!mllp) context.skipped.push({ scenario: 'mllp', reason: 'the service started no MLLP listener' });
       else {
         await provisionMllpSite(root, gateway.env, 'bench-mllp', 'BENCHMLLP');
@@ -145,7 +147,7 @@ async function scratchPhase(): Promise<void> {
       }
     }
     const dicom = gateway.surfaces.get('dicom');
-    if (options.scenarios.has('dicom')) {
+    if (group === 'dicom') {
       const missing = ensureDicomTools();
       if (!dicom) context.skipped.push({ scenario: 'dicom', reason: 'the service started no DICOM listener' });
       else if (missing.includes('dcmtk')) context.skipped.push({ scenario: 'dicom', reason: 'dcmtk is not installed (apt-get install dcmtk)' });
@@ -169,7 +171,8 @@ async function scratchPhase(): Promise<void> {
 }
 
 if (options.scenarios.has('fhir')) await fhirPhase();
-if (options.scenarios.has('mllp') || options.scenarios.has('dicom')) await scratchPhase();
+if (options.scenarios.has('mllp')) await scratchPhase('mllp');
+if (options.scenarios.has('dicom')) await scratchPhase('dicom');
 
 const measurements = context.series.filter((series) => series.size > 0).map((series) => series.toMeasurement());
 const results: BenchResults = {

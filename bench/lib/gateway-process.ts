@@ -27,6 +27,8 @@ export interface GatewayStart {
   logLevel: string;
   /** 'dev-serve': bench/lib/dev-serve.ts instead of `serve` (surfaces not yet in the catalogue). */
   launcher: 'serve' | 'dev-serve';
+  /** node --cpu-prof into this directory (written when the service exits). */
+  cpuProfileDir?: string;
 }
 
 const startTimeoutMs = 180_000;
@@ -54,7 +56,8 @@ export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' |
 export async function startGatewayProcess(start: GatewayStart): Promise<GatewayProcess> {
   const env = gatewayEnv(start);
   const logFd = openSync(start.logFile, 'w');
-  const args = start.launcher === 'serve' ? ['bin/clinical-gateway.js', 'serve'] : ['bench/lib/dev-serve.ts'];
+  const profile = start.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${start.cpuProfileDir}`] : [];
+  const args = [...profile, ...(start.launcher === 'serve' ? ['bin/clinical-gateway.js', 'serve'] : ['bench/lib/dev-serve.ts'])];
   const child = spawn(process.execPath, args, { cwd: start.root, env, stdio: ['ignore', logFd, 'pipe'] });
   const surfaces = await waitForListing(child, logFd, start.logFile);
   closeSync(logFd);

@@ -17,6 +17,8 @@ export interface BenchOptions {
   launcher: 'serve' | 'dev-serve';
   /** CG_LOG_LEVEL of the service under test: the product default (info) unless told otherwise. */
   logLevel: string;
+  /** Directory for V8 CPU profiles of the service (node --cpu-prof), when profiling. */
+  cpuProfileDir?: string;
 }
 
 export type ScenarioGroup = 'fhir' | 'mllp' | 'dicom';
@@ -29,7 +31,7 @@ export interface DatasetSize {
   otherSitePatients: number;
 }
 
-const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom] [--log-level L] [--dev-serve]`;
+const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom] [--log-level L] [--dev-serve] [--cpu-prof DIR]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
@@ -41,6 +43,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       only: { type: 'string' },
       'dev-serve': { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'info' },
+      'cpu-prof': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -76,5 +79,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     scenarios: new Set(only as ScenarioGroup[]),
     launcher: values['dev-serve'] ? 'dev-serve' : 'serve',
     logLevel: values['log-level'] ?? 'info',
+    ...(values['cpu-prof'] ? { cpuProfileDir: values['cpu-prof'] } : {}),
   };
 }
