@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
@@ -10,6 +13,7 @@ import { createTestSite } from '../support/sites.ts';
 import { datasetOf, exists, fixturesDir, listFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 import { abortRequest, associate, commandSet, cStoreRequest, pData, statusOf, type RawPeer } from './support/raw-peer.ts';
 
+const run = promisify(execFile);
 const ctClass = '1.2.840.10008.5.1.4.1.1.2';
 const ctInstance = '1.3.6.1.4.1.5962.1.1.1.1.1.20040119072730.12322';
 const ctContext = { id: 1, abstractSyntax: ctClass, transferSyntaxes: ['1.2.840.10008.1.2.1'] };
@@ -196,4 +200,29 @@ test('on start-up, transfers left in the temporary folder by a previous run are 
   const site = await createTestSite(harness.db.database);
   const result = await storescu(harness.listener.port, site.aeTitle, [join(fixturesDir, 'CT_small.dcm')]);
   assert.equal(result.code, 0, result.stderr);
+});
+
+test('a full disk gives 0xA700 (retry later) and leaves no partial file', async (t) => {
+  // A 32 KiB tmpfs as the data directory: CT_small (39 KB) cannot fit. Mounting needs root.
+  const mountPoint = await mkdtemp(join(tmpdir(), 'cg-dicom-full-'));
+  try {
+    await run('mount', ['-t', 'tmpfs', '-o', 'size=32k', 'tmpfs', mountPoint]);
+  } catch {
+    await rm(mountPoint, { recursive: true, force: true });
+    t.skip('cannot mount a small tmpfs here (needs root)');
+    return;
+  }
+  const listener = await startDicomListener({ ...harness.services, config: { ...harness.services.config, dataDir: mountPoint } }, { host: '127.0.0.1', port: 0 });
+  try {
+    const site = await createTestSite(harness.db.database);
+    const peer = await associate(listener.port, site.aeTitle, [ctContext]);
+    assert.equal(await store(peer, cStoreRequest(1, ctClass, ctInstance), ctDataset), 0xa700);
+    assert.deepEqual(await listFiles(join(mountPoint, 'dicom')), []);
+    assert.equal(await rowsOf(site.siteId), 0);
+    peer.destroy();
+  } finally {
+    await listener.close();
+    await run('umount', [mountPoint]);
+    await rm(mountPoint, { recursive: true, force: true });
+  }
 });

@@ -61,16 +61,19 @@ export class IncomingFile {
     this.#hash.update(fragment);
     this.#size += fragment.length;
     const sniffed = this.#sniffer.push(fragment);
-    if (!this.#stream.write(fragment)) await drained(this.#stream);
+    // A stream destroyed by a write error never drains: its failure is reported by complete().
+    if (!this.#stream.write(fragment) && !this.#stream.destroyed) await drained(this.#stream);
     await sniffed;
   }
 
   /** Flushes, fsyncs and closes the file; throws when any write failed (disk full, I/O error). */
   async complete(): Promise<CompletedFile> {
     const sniff = await this.#sniffer.finish();
-    const closed = once(this.#stream, 'close').catch(() => {});
-    this.#stream.end();
-    await closed;
+    if (!this.#stream.destroyed) {
+      const closed = once(this.#stream, 'close').catch(() => {});
+      this.#stream.end();
+      await closed;
+    }
     if (this.#failure) throw this.#failure;
     return { tempPath: this.tempPath, sizeBytes: this.#size, sha256: this.#hash.digest('hex'), sniff };
   }
@@ -89,6 +92,7 @@ export class IncomingFile {
 
 function drained(stream: WriteStream): Promise<void> {
   return new Promise((resolve) => {
+    if (stream.destroyed) return resolve();
     const done = () => {
       stream.off('drain', done);
       stream.off('error', done);
