@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const screenshotDir = join(import.meta.dirname, '../../test-artifacts/screenshots');
@@ -40,4 +41,13 @@ export async function fitsWidth(page: Page): Promise<boolean> {
     const root = (globalThis as any).document.documentElement;
     return root.scrollWidth <= root.clientWidth + 1;
   });
+}
+
+/**
+ * WCAG 2.1 A and AA rules of axe-core on the page as it is now; one line per violation (rule,
+ * impact, the first offending elements), empty when the page passes.
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  return result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
 }

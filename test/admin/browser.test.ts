@@ -20,7 +20,7 @@ import type { Services } from '../../src/platform/services.ts';
 import { ensureInitialAdmin, initialAdminEmail } from '../../src/server/first-run.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { testServices } from '../support/http.ts';
-import { fitsWidth, launchChromium, screenshot, watchConsole } from './browser-support.ts';
+import { accessibilityViolations, fitsWidth, launchChromium, screenshot as capture, watchConsole } from './browser-support.ts';
 
 const run = promisify(execFile);
 const fixtures = '/work/shared/fixtures';
@@ -77,6 +77,13 @@ async function signIn(page: Page, email: string, password: string): Promise<void
   await page.keyboard.press('Tab');
   await page.keyboard.type(password);
   await page.keyboard.press('Enter');
+}
+
+/** Every page the test shows is kept as a screenshot and audited for WCAG 2.1 AA. */
+const violations: string[] = [];
+async function screenshot(page: Page, name: string): Promise<void> {
+  await capture(page, name);
+  violations.push(...(await accessibilityViolations(page)).map((v) => `${name}: ${v}`));
 }
 
 const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name, exact: true });
@@ -274,6 +281,7 @@ test('a new operator sets up a site end to end from the browser; a clinician rep
   assert.ok(await fitsWidth(clinician), 'worklist fits a tablet');
   await screenshot(clinician, '17-worklist-tablet');
   assert.deepEqual(clinicianConsole.errors, []);
+  assert.deepEqual(violations, [], 'no WCAG 2.1 AA violations on any page');
   await clinicianContext.close();
   await context.close();
 });
