@@ -60,7 +60,14 @@ class SqlBuilder {
   }
 }
 
-export async function searchResources(db: Queryable, site: SiteContext, request: SearchRequest): Promise<SearchResult> {
+/** The SQL of one search page and of its total; exposed so that tests can EXPLAIN it. */
+export interface SearchSql {
+  count: { text: string; values: unknown[] };
+  page: { text: string; values: unknown[] };
+  asOf: string | undefined;
+}
+
+export function searchSql(site: SiteContext, request: SearchRequest): SearchSql {
   const sql = new SqlBuilder();
   const where = [`r.site_id = ${sql.add(site.siteId)}`, `r.resource_type = ${sql.add(request.type)}`];
   for (const condition of request.conditions) where.push(conditionSql(sql, condition));
@@ -71,21 +78,14 @@ export async function searchResources(db: Queryable, site: SiteContext, request:
   // (a client syncing with _lastUpdated=gt… picks them up) rather than shown twice.
   const lastUpdatedSort = request.sort !== 'created';
   const asOf = lastUpdatedSort ? (request.after?.asOf ?? new Date().toISOString()) : undefined;
-  if (asOf !== undefined) where.push(`r.last_updated <= ${sql.add(asOf)}`);
-
-  let total: number | undefined;
-  if (request.total) {
-    const counted = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM clinical_resource r WHERE ${where.join(' AND ')}`, [
-      ...sql.params,
-    ]);
-    total = counted.rows[0]!.n;
-  }
+  if (asOf !== undefined) where.push(`r.last_updated <= ${sql.add(asOf)}::timestamptz`);
+  const count = { text: `SELECT count(*)::int AS n FROM clinical_resource r WHERE ${where.join(' AND ')}`, values: [...sql.params] };
 
   const pageWhere = [...where];
   const after = request.after;
   let order: string;
   if (request.sort === 'created') {
-    if (after) pageWhere.push(`r.seq > ${sql.add(after.seq)}`);
+    if (after) pageWhere.push(`r.seq > ${sql.add(after.seq)}::bigint`);
     order = 'r.seq ASC';
   } else {
     const direction = request.sort === '_lastUpdated' ? '>' : '<';
@@ -94,21 +94,29 @@ export async function searchResources(db: Queryable, site: SiteContext, request:
     }
     order = request.sort === '_lastUpdated' ? 'r.last_updated ASC, r.seq ASC' : 'r.last_updated DESC, r.seq DESC';
   }
-  const { rows } = await db.query<{ content: Resource; seq: string; last_updated: Date }>(
-    `SELECT r.content, r.seq::text AS seq, r.last_updated FROM clinical_resource r
+  const page = {
+    text: `SELECT r.content, r.seq::text AS seq, r.last_updated FROM clinical_resource r
       WHERE ${pageWhere.join(' AND ')} ORDER BY ${order} LIMIT ${sql.add(request.count + 1)}`,
-    sql.params,
-  );
+    values: sql.params,
+  };
+  return { count, page, asOf };
+}
+
+export async function searchResources(db: Queryable, site: SiteContext, request: SearchRequest): Promise<SearchResult> {
+  const sql = searchSql(site, request);
+  let total: number | undefined;
+  if (request.total) total = (await db.query<{ n: number }>(sql.count.text, sql.count.values)).rows[0]!.n;
+  const { rows } = await db.query<{ content: Resource; seq: string; last_updated: Date }>(sql.page.text, sql.page.values);
   const page = rows.slice(0, request.count);
   const last = page[page.length - 1];
   const result: SearchResult = { resources: page.map((row) => present(row.content)) };
   if (total !== undefined) result.total = total;
   if (rows.length > request.count && last) {
     result.next = { seq: last.seq };
-    if (lastUpdatedSort) {
+    if (sql.asOf !== undefined) {
       // Stored from meta.lastUpdated, so millisecond precision round-trips exactly.
       result.next.lastUpdated = last.last_updated.toISOString();
-      result.next.asOf = asOf!;
+      result.next.asOf = sql.asOf;
     }
   }
   return result;
@@ -131,9 +139,12 @@ function conditionSql(sql: SqlBuilder, condition: SearchCondition): string {
         if (value.system !== undefined) parts.push(`t.system = ${sql.add(value.system)}`);
         return parts.length === 0 ? 'true' : `(${parts.join(' AND ')})`;
       });
-      return `r.id IN (SELECT t.resource_id FROM clinical_resource_token t
-        WHERE t.site_id = r.site_id AND t.site_id = $1 AND t.resource_type = $2 AND t.param = ${sql.add(condition.param)}
-          AND (${alternatives.join(' OR ')}))`;
+      // A correlated EXISTS becomes a semi-join, so the planner can either start from the token
+      // index (rare values: identifier) or walk the page order and probe each row's tokens
+      // through clinical_resource_token_resource_idx (common values: gender), whichever is cheaper.
+      return `EXISTS (SELECT 1 FROM clinical_resource_token t
+        WHERE t.site_id = r.site_id AND t.resource_type = r.resource_type AND t.resource_id = r.id
+          AND t.param = ${sql.add(condition.param)} AND (${alternatives.join(' OR ')}))`;
     }
     case 'name':
       return `(${condition.values
