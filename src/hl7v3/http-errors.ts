@@ -1,7 +1,7 @@
 import type { HttpErrorInfo, RenderedError } from '../platform/http/surface.ts';
 import type { AcknowledgementDetail } from './ack/acknowledgement.ts';
 import { answer, type AnswerKind } from './intake/answer.ts';
-import { hl7v3MediaTypes } from './media-types.ts';
+import { acceptedMediaTypes } from './media-types.ts';
 import { defaultXmlLimits } from './xml/parse.ts';
 
 /**
@@ -24,7 +24,7 @@ export function renderHl7v3Error(error: HttpErrorInfo): RenderedError {
       break;
     case 415:
       kind = 'not-a-message';
-      detail = { typeCode: 'E', code: 'SYN', text: `the Content-Type must be one of ${hl7v3MediaTypes.join(', ')}` };
+      detail = { typeCode: 'E', code: 'SYN', text: `the Content-Type must be one of ${acceptedMediaTypes.join(', ')}` };
       break;
     default:
       if (error.statusCode >= 500) {

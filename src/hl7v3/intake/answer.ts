@@ -12,6 +12,8 @@ export interface IntakeAnswer {
   details: AcknowledgementDetail[];
   /** True when this is the stored acknowledgement of a message already received. */
   duplicate: boolean;
+  /** Set when the message came in a SOAP 1.2 envelope: answer in one, related to its wsa:MessageID. */
+  soap?: { relatesTo?: string };
 }
 
 /**

@@ -8,6 +8,7 @@ import type { AcknowledgementDetail } from '../ack/acknowledgement.ts';
 import { isHl7v3Message, messageIdKey, readEnvelope, type Envelope } from '../message/envelope.ts';
 import { isSupportedInteraction, readPatientCommand, supportedInteractions } from '../message/interactions.ts';
 import { defaultXmlLimits, parseXml, type XmlLimits } from '../xml/parse.ts';
+import { unwrapSoap } from '../soap/soap-envelope.ts';
 import { XmlRejection } from '../xml/rejection.ts';
 import { answer, logProblems, statusOfStoredAck, type AnswerKind, type IntakeAnswer } from './answer.ts';
 import { applyPatientCommand } from './apply-command.ts';
@@ -27,6 +28,19 @@ export interface IntakeOptions {
  * is built before commit but returned only after it (DESIGN.md section 2, durability).
  */
 export async function processHl7v3Message(database: Database, site: SiteContext, raw: Buffer, options: IntakeOptions = {}): Promise<IntakeAnswer> {
+  // Every answer below, whichever branch makes it, goes back in the transport the message came in.
+  const transport: { soap?: NonNullable<IntakeAnswer['soap']> } = {};
+  const result = await process(database, site, raw, options, transport);
+  return transport.soap ? { ...result, soap: transport.soap } : result;
+}
+
+async function process(
+  database: Database,
+  site: SiteContext,
+  raw: Buffer,
+  options: IntakeOptions,
+  transport: { soap?: NonNullable<IntakeAnswer['soap']> },
+): Promise<IntakeAnswer> {
   let envelope: Envelope | undefined;
   try {
     let root;
@@ -42,6 +56,21 @@ export async function processHl7v3Message(database: Database, site: SiteContext,
       };
       return await logAlone(database, site, raw, options, undefined, error.reason === 'too-large' ? 'too-large' : 'not-a-message', [detail]);
     }
+    const unwrapped = unwrapSoap(root);
+    if (unwrapped.kind === 'soap') transport.soap = unwrapped.messageId ? { relatesTo: unwrapped.messageId } : {};
+    if (unwrapped.kind === 'soap11' || (unwrapped.kind === 'soap' && !unwrapped.message)) {
+      const detail: AcknowledgementDetail = {
+        typeCode: 'E',
+        code: 'SYN',
+        text:
+          unwrapped.kind === 'soap11'
+            ? 'SOAP 1.1 envelopes are not accepted: IHE web services use SOAP 1.2 (http://www.w3.org/2003/05/soap-envelope)'
+            : 'the SOAP Body holds no message',
+        location: root.path,
+      };
+      return await logAlone(database, site, raw, options, undefined, 'not-a-message', [detail]);
+    }
+    if (unwrapped.kind === 'soap') root = unwrapped.message!;
     if (!isHl7v3Message(root)) {
       const detail: AcknowledgementDetail = {
         typeCode: 'E',
