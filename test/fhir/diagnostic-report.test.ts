@@ -115,8 +115,13 @@ test('DiagnosticReport search by patient and status; another site sees nothing',
   assert.equal(paged.total, 3);
   assert.equal(paged.entry.length, 2);
   const next = new URL(paged.link.find((link: { relation: string }) => link.relation === 'next').url);
+  // A report written between the pages goes to the top of the newest-first list; the next page
+  // still continues after the last report shown, without repeating one.
+  await createReport(db.database, client.site, { studyInstanceUid: bobStudy, text: 'd' });
   const rest = (await client.request('GET', next.pathname + next.search)).json();
   assert.equal(rest.entry.length, 1);
+  const walked = [...paged.entry, ...rest.entry].map((entry: { resource: { id: string } }) => entry.resource.id);
+  assert.deepEqual([...walked].sort(), [annFinal.id, annDraft.id, bobFinal.id].sort());
   assert.equal((await other.request('GET', next.pathname + next.search)).statusCode, 400);
 
   assert.deepEqual(await ids('', other), []);

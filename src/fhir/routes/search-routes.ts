@@ -83,11 +83,15 @@ async function search(
     next = parsed.count > 0 ? result.next : undefined;
   } else {
     if (parsed.sort !== 'created') parsed.ignored.push({ name: '_sort', reason: `_sort is not supported for ${definition.type} (newest first)` });
-    const offset = state?.position.offset ?? 0;
-    const result = await searchDiagnosticReports(context.services.database, site, parsed.conditions, { count: parsed.count, offset });
+    const position = state?.position;
+    const result = await searchDiagnosticReports(context.services.database, site, parsed.conditions, {
+      count: parsed.count,
+      offset: position?.offset ?? 0,
+      ...(position?.afterId ? { afterId: position.afterId } : {}),
+    });
     resources = result.resources;
     total = parsed.total ? result.total : undefined;
-    next = parsed.count > 0 && offset + resources.length < result.total ? { seq: '0', offset: offset + resources.length } : undefined;
+    next = result.next ? { seq: '0', ...result.next } : undefined;
   }
   let nextUrl: string | undefined;
   if (next) {

@@ -13,7 +13,7 @@ export interface PageState {
   criteria: [string, string][];
   control: [string, string][];
   /** Keyset position of the record store, or the offset of the report view. */
-  position: SearchPosition & { offset?: number };
+  position: SearchPosition & { offset?: number; afterId?: string };
 }
 
 const maxTokenLength = 16_384;
