@@ -40,7 +40,7 @@ test('site, user and key from the CLI; FHIR, MLLP and DICOM reach the same site;
   const fhir = `http://127.0.0.1:${service.ports.fhir}/fhir`;
   const metadata = await fetch(`${fhir}/metadata`, { headers: { 'x-api-key': key } });
   assert.equal(metadata.status, 200);
-  assert.equal((await metadata.json()).fhirVersion, '4.0.1');
+  assert.equal(((await metadata.json()) as { fhirVersion: string }).fhirVersion, '4.0.1');
 
   // HL7 v2 over MLLP from a registered client, sent by an MLLP client nobody here wrote.
   await runCliJson(['client', 'create', '--site', 'Riverside', '--name', 'lab', '--protocol', 'hl7-mllp', '--allowed-ips', '127.0.0.1'], env);
@@ -52,14 +52,14 @@ test('site, user and key from the CLI; FHIR, MLLP and DICOM reach the same site;
   const messages = await runCliJson<{ messages: { type: string; ack: string }[] }>(['messages', 'list', '--site', site.id], env);
   assert.equal(messages.messages.length, 1);
   assert.equal(messages.messages[0]!.ack, 'AA');
-  const patients = await (await fetch(`${fhir}/Patient?identifier=305090`, { headers: { 'x-api-key': key } })).json();
+  const patients = (await (await fetch(`${fhir}/Patient?identifier=305090`, { headers: { 'x-api-key': key } })).json()) as { total: number; entry: { resource: { name: { family: string }[] } }[] };
   assert.equal(patients.total, 1);
   assert.equal(patients.entry[0].resource.name[0].family, 'Hiccock');
 
   // DICOM with dcmtk's storescu to the site's AE title, then the worklist and a report.
   const connectivity = await fetch(`http://127.0.0.1:${service.ports.connectivity}/connectivity/dimse`, { headers: { 'x-api-key': key } });
   assert.equal(connectivity.status, 200);
-  assert.deepEqual(Object.keys(await connectivity.json()).sort(), ['host', 'port']);
+  assert.deepEqual(Object.keys((await connectivity.json()) as object).sort(), ['host', 'port']);
   await exec('storescu', ['-aec', 'RIVERSIDE', '127.0.0.1', String(service.ports.dicom), new URL('dicom/MR_small_implicit.dcm', fixtures).pathname], { env: { ...process.env, TCP_NODELAY: '1' } });
   const studies = await runCliJson<{ total: number; studies: { study_uid: string; instances: number; patient_id: string }[] }>(['studies', 'list', '--site', 'Riverside'], env);
   assert.equal(studies.total, 1);
@@ -70,7 +70,7 @@ test('site, user and key from the CLI; FHIR, MLLP and DICOM reach the same site;
     env,
   );
   assert.equal(report.status, 'completed');
-  const diagnostic = await (await fetch(`${fhir}/DiagnosticReport/${report.id}`, { headers: { 'x-api-key': key } })).json();
+  const diagnostic = (await (await fetch(`${fhir}/DiagnosticReport/${report.id}`, { headers: { 'x-api-key': key } })).json()) as { status: string; conclusion: string };
   assert.equal(diagnostic.status, 'final');
   assert.equal(diagnostic.conclusion, 'No acute findings.');
 
