@@ -207,6 +207,20 @@ test('changing my password needs the current one, checks strength, and ends my o
   assert.equal(old.statusCode, 401);
 });
 
+test('guessing the current password through a session is limited like sign-in', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  const signed = await signIn(app, user.email, testPassword, '192.0.2.120');
+  for (let i = 0; i < accountFailureLimit; i++) {
+    const guess = await app.inject(as(signed, { method: 'PUT', url: '/api/session/password', payload: { current_password: `guess number ${i}`, new_password: 'a brand new passphrase' }, remoteAddress: '192.0.2.121' }));
+    assert.equal(guess.statusCode, 400);
+  }
+  const blocked = await app.inject(as(signed, { method: 'PUT', url: '/api/session/password', payload: { current_password: testPassword, new_password: 'a brand new passphrase' }, remoteAddress: '192.0.2.121' }));
+  assert.equal(blocked.statusCode, 429);
+  const signInBlocked = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword }, remoteAddress: '192.0.2.122' });
+  assert.equal(signInBlocked.statusCode, 429, 'the account is blocked for sign-in too');
+});
+
 test('a deactivated user\'s session stops working at once', async () => {
   const site = await createTestSite(db.database);
   const user = await createTestUser(db.database, site, 'clinician');

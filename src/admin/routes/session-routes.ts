@@ -112,13 +112,21 @@ export async function registerSessionRoutes(app: FastifyInstance, services: Serv
           additionalProperties: false,
           properties: { current_password: { type: 'string', maxLength: 1024 }, new_password: { type: 'string', maxLength: 1024 } },
         },
-        response: { 204: { type: 'null' }, ...errorResponses },
+        response: { 204: { type: 'null' }, ...errorResponses, 429: errorResponses[401] },
       },
     },
     async (request: FastifyRequest<{ Body: { current_password: string; new_password: string } }>, reply) => {
       const session = sessionOf(request);
+      // The current password is a password guess like a sign-in: the same limits apply, so a
+      // borrowed session cannot be used to find the password.
+      const subjects = throttleSubjects(session.user.email, request.ip);
+      const blockedFor = await signInBlockedFor(database, subjects);
+      if (blockedFor > 0) {
+        throw new HttpProblem(429, 'rate-limited', `too many wrong passwords; try again in ${Math.ceil(blockedFor / 60)} minute(s)`, { headers: { 'retry-after': String(blockedFor) } });
+      }
       const { rows } = await database.query<{ password_hash: string | null }>('SELECT password_hash FROM app_user WHERE id = $1', [session.user.id]);
       if (!(await verifyPassword(request.body.current_password, rows[0]?.password_hash ?? null))) {
+        await recordSignInFailure(database, subjects);
         throw new DomainError('invalid', 'the current password is not correct', [{ message: 'the current password is not correct', location: 'current_password' }]);
       }
       if (!(await findUserById(database, session.user.id))) throw new HttpProblem(401, 'unauthenticated', 'the account no longer exists');
