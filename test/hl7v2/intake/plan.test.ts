@@ -1,0 +1,75 @@
+// One case per kind of bad input the planner handles: the answer class (AR/AE/warning), the
+// table 0357 code and the location an interface engine will see.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { describeLocation } from '../../../src/hl7v2/problems.ts';
+import { parseEr7 } from '../../../src/hl7v2/er7/parse.ts';
+import { planMessage } from '../../../src/hl7v2/intake/plan.ts';
+
+function plan(msh: string, segments: string[]) {
+  const message = parseEr7(Buffer.from([msh, ...segments].join('\r')), { defaultCharset: 'UNICODE UTF-8', maxBytes: 1 << 20 }).message!;
+  const result = planMessage(message);
+  return { ...result, found: result.problems.map((p) => `${p.severity} ${p.code} ${describeLocation(p.location) ?? ''}`.trim()) };
+}
+const msh = (type: string, extra: { controlId?: string; processing?: string; version?: string } = {}) =>
+  `MSH|^~\\&|LAB|HOSP|GW|SITE|20240101||${type}|${extra.controlId ?? 'C1'}|${extra.processing ?? 'P'}|${extra.version ?? '2.5.1'}`;
+const pid = 'PID|1||ID1^^^H^MR||Doe^Jane||19800101|F';
+
+const cases: { name: string; msh: string; segments: string[]; rejected: boolean; found: string[] }[] = [
+  { name: 'unsupported processing id', msh: msh('ADT^A01', { processing: 'X' }), segments: [pid], rejected: true, found: ['E 202 MSH[1]-11'] },
+  { name: 'unsupported version', msh: msh('ADT^A01', { version: '3.0' }), segments: [pid], rejected: true, found: ['E 203 MSH[1]-12'] },
+  { name: 'unsupported type', msh: msh('QRY^A19'), segments: [pid], rejected: true, found: ['E 200 MSH[1]-9.1'] },
+  { name: 'unsupported event', msh: msh('ORU^R30'), segments: [pid], rejected: true, found: ['E 201 MSH[1]-9.2'] },
+  { name: 'empty processing id is a warning', msh: msh('ADT^A01', { processing: '' }), segments: [pid], rejected: false, found: ['W 101 MSH[1]-11'] },
+  { name: 'missing control id', msh: msh('ADT^A01', { controlId: '' }), segments: [pid], rejected: false, found: ['E 101 MSH[1]-10'] },
+  { name: 'missing PID', msh: msh('ADT^A04'), segments: ['EVN|A04', 'PV1|1|I'], rejected: false, found: ['E 100 PID[1]'] },
+  { name: 'bad birth date', msh: msh('ADT^A01'), segments: ['PID|1||ID1^^^H^MR||Doe||19801301'], rejected: false, found: ['E 102 PID[1]-7.1'] },
+  { name: 'unknown sex and patient class are warnings', msh: msh('ADT^A01'), segments: ['PID|1||ID1^^^H^MR||Doe||19800101|Q', 'PV1|1|Z||||||||||||||||||||||||||||||||||||||||||notadate'], rejected: false, found: ['W 103 PID[1]-8', 'W 103 PV1[1]-2', 'W 102 PV1[1]-44'] },
+  { name: 'A40 without MRG', msh: msh('ADT^A40'), segments: [pid], rejected: false, found: ['E 100 PID[1]'] },
+  { name: 'A40 with empty MRG-1', msh: msh('ADT^A40'), segments: [pid, 'MRG|""'], rejected: false, found: ['E 101 MRG[1]-1'] },
+  { name: 'MRG before any PID', msh: msh('ADT^A40'), segments: ['MRG|X1', pid, 'MRG|X2'], rejected: false, found: ['E 100 MRG[1]'] },
+  { name: 'OBX-11 not in table 0085', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||1||||||Q'], rejected: false, found: ['E 103 OBX[1]-11'] },
+  { name: 'OBX-2 empty with a value', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1||1-1^A^LN||1||||||F'], rejected: false, found: ['E 101 OBX[1]-2'] },
+  { name: 'SN that is not structured numeric', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||~^5^+^x||||||F'], rejected: false, found: ['E 102 OBX[1]-5'] },
+  { name: 'bad OBX-14', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||1||||||F|||2024-01-01'], rejected: false, found: ['E 102 OBX[1]-14'] },
+  { name: 'bad DT value', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|DT|1-1^A^LN||20241345||||||F'], rejected: false, found: ['E 102 OBX[1]-5'] },
+  { name: 'ORU without OBX is a warning', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1'], rejected: false, found: ['W 100 OBX[1]'] },
+];
+
+for (const c of cases) {
+  test(`plan: ${c.name}`, () => {
+    const result = plan(c.msh, c.segments);
+    assert.equal(result.rejected, c.rejected);
+    assert.deepEqual(result.found, c.found);
+    assert.equal(result.plan === undefined, c.found.some((f) => f.startsWith('E')));
+  });
+}
+
+test('SN forms: comparator, range and ratio', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
+  assert.deepEqual(result.found, []);
+  const observations = result.plan!.kind === 'results' ? result.plan!.observations : [];
+  assert.deepEqual(observations[0]!.valueQuantity, { value: 5, comparator: '<', unit: 'mg', code: 'mg' });
+  assert.deepEqual(observations[1]!.valueRange, { low: { value: 1, unit: 'mg', code: 'mg' }, high: { value: 3, unit: 'mg', code: 'mg' } });
+  assert.deepEqual(observations[2]!.valueRatio, { numerator: { value: 1 }, denominator: { value: 128 } });
+});
+
+test('result identifiers are stable and distinct per OBR group and OBX set id', () => {
+  const segments = [pid, 'ORC|RE|P1|F1', 'OBR|1|P1|F1^LAB', 'OBX|1|NM|1-1^A^LN||1||||||F', 'OBX|2|NM|1-2^B^LN||2||||||F', 'OBR|2|P1|F1^LAB', 'OBX|1|NM|1-1^A^LN||3||||||F'];
+  const a = plan(msh('ORU^R01', { controlId: 'A' }), segments).plan!;
+  const b = plan(msh('ORU^R01', { controlId: 'B' }), segments).plan!;
+  const ids = (p: typeof a) => (p.kind === 'results' ? p.observations.map((o) => o.identifier![0]!.value) : []);
+  assert.deepEqual(ids(a), ['HOSP|F1^LAB|1|1|', 'HOSP|F1^LAB|1|2|', 'HOSP|F1^LAB|2|1|']);
+  assert.deepEqual(ids(a), ids(b), 'the control id does not enter the identifier');
+});
+
+test('XTN rules: e-mail, composed numbers, fax and mobile', () => {
+  const result = plan(msh('ADT^A01'), ['PID|1||ID1^^^H^MR||Doe||||||||^NET^Internet^jane@example.org~^PRN^CP^^1^555^1234567~^PRN^FX^^^555^7654321|(555)000-1111^WPN^PH']);
+  const patient = result.plan!.kind === 'demographics' ? result.plan!.patient : undefined;
+  assert.deepEqual(patient!.telecom, [
+    { system: 'email', value: 'jane@example.org', use: 'home' },
+    { system: 'phone', value: '+1 (555) 1234567', use: 'mobile' },
+    { system: 'fax', value: '(555) 7654321', use: 'home' },
+    { system: 'phone', value: '(555)000-1111', use: 'work' },
+  ]);
+});
