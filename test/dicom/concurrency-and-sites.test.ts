@@ -71,9 +71,7 @@ test('the same instance sent on 4 concurrent associations is stored once, and ev
   assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', 'tmp')), []);
 });
 
-// todo until the imaging domain links studies to patients (src/domain/imaging/study-patient.ts
-// returns null for now): the test runs and reports, without failing the suite.
-test('the same PatientID in two sites gives two studies linked to two patients, one per site', { todo: 'study-to-patient linking is not in the imaging domain yet' }, async () => {
+test('the same PatientID in two sites gives two studies linked to two patients, one per site', async () => {
   const siteA = await createTestSite(harness.db.database);
   const siteB = await createTestSite(harness.db.database);
   for (const site of [siteA, siteB]) {
