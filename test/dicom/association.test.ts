@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/env.ts';
 import { startDicomListener } from '../../src/dicom/listener.ts';
 import { Database } from '../../src/storage/database.ts';
 import { createTestSite } from '../support/sites.ts';
-import { dcmtk, startHarness, type DicomHarness } from './support/dicom-harness.ts';
-import { abortDetails, associate, associateRequest, cEchoRequest, pData, RawPeer, releaseRequest, statusOf } from './support/raw-peer.ts';
+import { dcmtk, listFiles, startHarness, type DicomHarness } from './support/dicom-harness.ts';
+import { abortDetails, associate, associateRequest, cEchoRequest, cStoreRequest, pData, RawPeer, releaseRequest, statusOf } from './support/raw-peer.ts';
 
 const verification = { id: 1, abstractSyntax: '1.2.840.10008.1.1', transferSyntaxes: ['1.2.840.10008.1.2'] };
 
@@ -228,4 +229,40 @@ test('database unavailable during the AE title lookup: rejected as transient, no
     await listener.close();
     await unreachable.close();
   }
+});
+
+test('out-of-order DIMSE traffic gets A-ABORT: data set without command, response sent to the SCP, oversized command, release mid-message', async () => {
+  const site = await createTestSite(harness.db.database);
+  const storage = { id: 1, abstractSyntax: '1.2.840.10008.5.1.4.1.1.2', transferSyntaxes: ['1.2.840.10008.1.2.1'] };
+  const echoResponse = Buffer.from(cEchoRequest(1));
+  echoResponse.writeUInt16LE(0x8030, 12 + 8 + 18 + 8); // CommandField after the group length and SOP class elements
+  const cases: [string, (peer: RawPeer) => void, number][] = [
+    ['data set fragment without a command', (peer) => peer.write(pData(1, false, true, Buffer.alloc(10))), 5],
+    ['a response command', (peer) => peer.write(pData(1, true, true, echoResponse)), 5],
+    [
+      'a command set over 64 KiB',
+      (peer) => {
+        for (let i = 0; i < 5; i++) peer.write(pData(1, true, false, Buffer.alloc(15_000)));
+      },
+      6,
+    ],
+    [
+      'A-RELEASE-RQ in the middle of a C-STORE',
+      (peer) => {
+        peer.write(pData(1, true, true, cStoreRequest(1, storage.abstractSyntax, '1.2.3.4')));
+        peer.write(pData(1, false, false, Buffer.alloc(100)));
+        peer.write(releaseRequest());
+      },
+      2,
+    ],
+  ];
+  for (const [name, send, reason] of cases) {
+    const peer = await associate(harness.listener.port, site.aeTitle, [storage]);
+    send(peer);
+    const answer = await peer.nextPdu();
+    assert.equal(answer?.type, 0x07, name);
+    assert.deepEqual(abortDetails(answer!), { source: 2, reason }, name);
+    await peer.closed();
+  }
+  assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', 'tmp')), []);
 });
