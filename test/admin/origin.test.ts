@@ -55,6 +55,12 @@ test('API errors are JSON without internals, and API answers are not cached', as
   assert.equal(unknown.json().error.code, 'not-found');
 });
 
+test('an oversized body is refused with 413 before anything is read into the domain', async () => {
+  const response = await app.inject({ method: 'POST', url: '/api/session', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(2 * 1024 * 1024) }) });
+  assert.equal(response.statusCode, 413);
+  assert.equal(response.json().error.code, 'too-large');
+});
+
 test('the OpenAPI document describes the admin API and only it', async () => {
   const response = await app.inject({ url: '/api/documentation/openapi.json' });
   assert.equal(response.statusCode, 200);
