@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { Patient } from '@medplum/fhirtypes';
 import { listMessages } from '../../src/domain/messages/message-log.ts';
@@ -8,8 +11,10 @@ import type { SiteContext } from '../../src/domain/site-context.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { buildTestOrigin, createTestApiKey } from '../support/http.ts';
 import { createTestSite } from '../support/sites.ts';
-import { minimalAdd, readAck, v3Fixture } from './support.ts';
+import { minimalAdd, readAck, v3Fixture, v3FixtureDir } from './support.ts';
 import { v3TestSurface } from './test-surface.ts';
+
+const run = promisify(execFile);
 
 let db: TestDatabase;
 let app: FastifyInstance;
@@ -263,7 +268,7 @@ test('text/xml, application/hl7-v3+xml, a charset parameter and a namespace pref
   assert.ok(await resourceStore(db.database, site).findPatientByBusinessIdentifier('NS1'));
 });
 
-test('over a real socket: a keep-alive connection carries add then revise, each answered in XML', async () => {
+test('over a real socket: add, revise and an unsupported message by fetch, then a merge by curl, each answered in XML', async () => {
   const { site, key } = await siteWithKey();
   const server = await buildTestOrigin(v3TestSurface, db.database);
   try {
@@ -279,6 +284,17 @@ test('over a real socket: a keep-alive connection carries add then revise, each 
     }
     const stored = await resourceStore(db.database, site).findPatientByBusinessIdentifier('PIX10515W3');
     assert.equal(stored?.name?.[0]?.family, 'WASHINGTON-UPDATE');
+
+    // A client nobody here wrote: curl posting the merge fixture file as it is.
+    const { stdout } = await run('curl', [
+      '--silent', '--show-error', '--max-time', '60', '--write-out', '\n%{http_code}',
+      '-H', 'Content-Type: application/xml', '-H', `X-API-Key: ${key}`,
+      '--data-binary', `@${join(v3FixtureDir, 'PIX_FEED_MERGE_Maximal_Request.xml')}`,
+      `${address}/v3/ingest`,
+    ]);
+    const status = stdout.slice(stdout.lastIndexOf('\n') + 1);
+    assert.equal(status, '200');
+    assert.equal(readAck(stdout.slice(0, stdout.lastIndexOf('\n'))).typeCode, 'AA');
   } finally {
     await server.close();
   }
