@@ -33,34 +33,60 @@ export interface WorklistStudy {
   lastReceivedAt: Date;
 }
 
-/** Studies with the derived statuses; the caller appends WHERE conditions on s and the two statuses. */
-export const studyWithStatuses = `SELECT s.*, step.status AS step_status, rep.status AS report_status
-  FROM imaging_study s
-  LEFT JOIN LATERAL (
-    SELECT CASE WHEN bool_or(p.status = 'IN PROGRESS') THEN 'IN PROGRESS'
-                WHEN bool_or(p.status = 'COMPLETED') THEN 'COMPLETED'
-                WHEN bool_or(p.status = 'DISCONTINUED') THEN 'DISCONTINUED' END AS status
-    FROM imaging_procedure_step p WHERE p.site_id = s.site_id AND p.study_instance_uid = s.study_instance_uid
-  ) step ON true
-  LEFT JOIN LATERAL (
-    SELECT CASE WHEN bool_or(r.status = 'completed') THEN 'completed'
-                WHEN bool_or(r.status = 'draft') THEN 'draft' END AS status
-    FROM imaging_report r WHERE r.site_id = s.site_id AND r.study_instance_uid = s.study_instance_uid
-  ) rep ON true`;
-
-/** Adds the counts to a page of studies (computed for the page only, never for the whole site). */
-export function withCounts(inner: string): string {
-  return `SELECT page.*, c.series_count, c.instance_count, c.size_bytes FROM (${inner}) page
-  LEFT JOIN LATERAL (
-    SELECT count(DISTINCT i.series_instance_uid)::int AS series_count, count(*)::int AS instance_count,
-           COALESCE(sum(i.size_bytes), 0)::text AS size_bytes
-    FROM imaging_instance i WHERE i.site_id = page.site_id AND i.study_instance_uid = page.study_instance_uid
-  ) c ON true`;
+/**
+ * Decorates a page of imaging_study rows (the inner query selects s.* of one site) with the
+ * derived statuses and the counts. Computed for the page only, never for the whole site: a
+ * worklist of 50 rows costs 50 index probes per aspect whatever the size of the site.
+ */
+export function decoratePage(inner: string): string {
+  return `SELECT page.*, step.status AS step_status, rep.status AS report_status,
+      c.series_count, c.instance_count, c.size_bytes
+    FROM (${inner}) page
+    LEFT JOIN LATERAL (
+      SELECT CASE WHEN bool_or(p.status = 'IN PROGRESS') THEN 'IN PROGRESS'
+                  WHEN bool_or(p.status = 'COMPLETED') THEN 'COMPLETED'
+                  WHEN bool_or(p.status = 'DISCONTINUED') THEN 'DISCONTINUED' END AS status
+      FROM imaging_procedure_step p WHERE p.site_id = page.site_id AND p.study_instance_uid = page.study_instance_uid
+    ) step ON true
+    LEFT JOIN LATERAL (
+      SELECT CASE WHEN bool_or(r.status = 'completed') THEN 'completed'
+                  WHEN bool_or(r.status = 'draft') THEN 'draft' END AS status
+      FROM imaging_report r WHERE r.site_id = page.site_id AND r.study_instance_uid = page.study_instance_uid
+    ) rep ON true
+    LEFT JOIN LATERAL (
+      SELECT count(DISTINCT i.series_instance_uid)::int AS series_count, count(*)::int AS instance_count,
+             COALESCE(sum(i.size_bytes), 0)::text AS size_bytes
+      FROM imaging_instance i WHERE i.site_id = page.site_id AND i.study_instance_uid = page.study_instance_uid
+    ) c ON true`;
 }
+
+const hasStep = (statuses: string) =>
+  `EXISTS (SELECT 1 FROM imaging_procedure_step p WHERE p.site_id = s.site_id AND p.study_instance_uid = s.study_instance_uid AND p.status IN (${statuses}))`;
+const hasReport = (statuses: string) =>
+  `EXISTS (SELECT 1 FROM imaging_report r WHERE r.site_id = s.site_id AND r.study_instance_uid = s.study_instance_uid AND r.status IN (${statuses}))`;
+
+/**
+ * WHERE conditions on imaging_study s selecting studies whose derived step status is `status`,
+ * following the precedence IN PROGRESS > COMPLETED > DISCONTINUED > none. Written as semi-joins
+ * so the planner can drive them from the step side instead of deriving every study's status.
+ */
+export const stepStatusCondition = {
+  'IN PROGRESS': hasStep(`'IN PROGRESS'`),
+  COMPLETED: `${hasStep(`'COMPLETED'`)} AND NOT ${hasStep(`'IN PROGRESS'`)}`,
+  DISCONTINUED: `${hasStep(`'DISCONTINUED'`)} AND NOT ${hasStep(`'IN PROGRESS', 'COMPLETED'`)}`,
+  none: `NOT ${hasStep(`'IN PROGRESS', 'COMPLETED', 'DISCONTINUED'`)}`,
+} as const;
+
+/** Same for the report status: completed > draft > none. */
+export const reportStatusCondition = {
+  completed: hasReport(`'completed'`),
+  draft: `${hasReport(`'draft'`)} AND NOT ${hasReport(`'completed'`)}`,
+  none: `NOT ${hasReport(`'draft', 'completed'`)}`,
+} as const;
 
 /** One study of the site with its counts and statuses, or undefined. */
 export async function readWorklistStudy(db: Queryable, site: SiteContext, studyInstanceUid: string): Promise<WorklistStudy | undefined> {
-  const { rows } = await db.query(`${withCounts(`${studyWithStatuses} WHERE s.site_id = $1 AND s.study_instance_uid = $2`)}`, [
+  const { rows } = await db.query(decoratePage('SELECT s.* FROM imaging_study s WHERE s.site_id = $1 AND s.study_instance_uid = $2'), [
     site.siteId,
     studyInstanceUid,
   ]);

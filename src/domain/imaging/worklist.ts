@@ -15,7 +15,7 @@ import { parseDicomDate, parseModality } from './dicom-values.ts';
 import type { ProcedureStepStatus } from './procedure-step-input.ts';
 import type { ReportStatus } from './report-queries.ts';
 import { isUuid } from './uuid.ts';
-import { studyWithStatuses, toWorklistStudy, withCounts, type WorklistStudy } from './worklist-query.ts';
+import { decoratePage, reportStatusCondition, stepStatusCondition, toWorklistStudy, type WorklistStudy } from './worklist-query.ts';
 
 export { getStudy, type SeriesSummary, type StudyDetail } from './study-detail.ts';
 export type { WorklistStudy } from './worklist-query.ts';
@@ -57,7 +57,7 @@ export async function listWorklist(db: Queryable, site: SiteContext, filter: Wor
   if (filter.modality !== undefined) {
     const modality = parseModality(filter.modality);
     if (!modality) throw invalid('modality must be a DICOM modality code', 'modality');
-    add((p) => `${p}::text = ANY (s.modalities)`, modality);
+    add((p) => `s.modalities @> ARRAY[${p}::text]`, modality);
   }
   const patient = filter.patient?.trim();
   if (patient) {
@@ -69,27 +69,25 @@ export async function listWorklist(db: Queryable, site: SiteContext, filter: Wor
   }
   if (filter.stepStatus !== undefined) {
     if (!stepStatusFilters.includes(filter.stepStatus)) throw invalid('stepStatus must be IN PROGRESS, COMPLETED, DISCONTINUED or none', 'stepStatus');
-    if (filter.stepStatus === 'none') where.push('step.status IS NULL');
-    else add((p) => `step.status = ${p}`, filter.stepStatus);
+    where.push(stepStatusCondition[filter.stepStatus]);
   }
   if (filter.reportStatus !== undefined) {
     if (!reportStatusFilters.includes(filter.reportStatus)) throw invalid('reportStatus must be draft, completed or none', 'reportStatus');
-    if (filter.reportStatus === 'none') where.push('rep.status IS NULL');
-    else add((p) => `rep.status = ${p}`, filter.reportStatus);
+    where.push(reportStatusCondition[filter.reportStatus]);
   }
   const conditions = where.join(' AND ');
-  values.push(limit, offset);
-  const { rows } = await db.query(
-    `${withCounts(`SELECT f.*, count(*) OVER () AS full_count FROM (${studyWithStatuses} WHERE ${conditions}) f
-      ORDER BY ${order} LIMIT $${values.length - 1} OFFSET $${values.length}`)}
-     ORDER BY ${order}`,
-    values,
-  );
-  let total = rows.length > 0 ? Number(rows[0].full_count) : 0;
-  if (rows.length === 0 && (offset > 0 || limit === 0)) {
-    const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (${studyWithStatuses} WHERE ${conditions}) f`, values.slice(0, -2));
-    total = count.rows[0]!.n;
-  }
+  const pageValues = [...values, limit, offset];
+  const [page, count] = await Promise.all([
+    db.query(
+      `${decoratePage(`SELECT s.* FROM imaging_study s WHERE ${conditions}
+         ORDER BY ${order} LIMIT $${pageValues.length - 1} OFFSET $${pageValues.length}`)}
+       ORDER BY ${order}`,
+      pageValues,
+    ),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM imaging_study s WHERE ${conditions}`, values),
+  ]);
+  const rows = page.rows;
+  const total = count.rows[0]!.n;
   return { studies: rows.map(toWorklistStudy), total };
 }
 
