@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import type * as Dimse from 'dcmjs-dimse';
 import { createTestSite } from '../support/sites.ts';
 import { startHarness, type DicomHarness } from './support/dicom-harness.ts';
+import { associate, commandSet, pData, statusOf } from './support/raw-peer.ts';
 
 // dcmjs-dimse as the N-CREATE / N-SET SCU: an independent DIMSE implementation (Debian's dcmtk
 // ships no MPPS SCU). It is CommonJS, hence the require.
@@ -147,4 +148,26 @@ test('N-CREATE without an Affected SOP Instance UID: the SCP assigns one and ret
   assert.equal(answers[0]!.status, 0x0000);
   assert.match(answers[0]!.affectedSopInstanceUid, /^2\.25\.\d+$/);
   assert.equal((await stepOf(site.siteId, answers[0]!.affectedSopInstanceUid)).status, 'IN PROGRESS');
+});
+
+test('an attribute list over 1 MiB is refused with 0x0110 and nothing is recorded', async () => {
+  const site = await createTestSite(harness.db.database);
+  const step = uid();
+  const answers = await send(site.aeTitle, [create(step, { ...inProgress(uid()), EncapsulatedDocument: [new Uint8Array(1_200_000).buffer] })]);
+  assert.deepEqual(answers.map((answer) => answer.status), [0x0110]);
+  assert.equal(answers[0]!.errorComment, 'Attribute list too large');
+  assert.equal(await stepOf(site.siteId, step), undefined);
+});
+
+test('an attribute list that is not a dataset is refused with 0x0110', async () => {
+  const site = await createTestSite(harness.db.database);
+  const step = uid();
+  const peer = await associate(harness.listener.port, site.aeTitle, [{ id: 1, abstractSyntax: mppsClass, transferSyntaxes: ['1.2.840.10008.1.2.1'] }]);
+  peer.write(pData(1, true, true, commandSet([[0x0002, mppsClass], [0x0100, 0x0140], [0x0110, 1], [0x0800, 0x0000], [0x1000, step]])));
+  peer.write(pData(1, false, true, Buffer.from([0x10, 0x00, 0x20, 0x00, 0x4c, 0x4f, 0xff, 0x7f, 0x41])));
+  const response = await peer.nextPdu();
+  assert.equal(response?.type, 0x04);
+  assert.equal(statusOf(response!.body), 0x0110);
+  assert.equal(await stepOf(site.siteId, step), undefined);
+  peer.destroy();
 });

@@ -1,4 +1,8 @@
 import { createRequire } from 'node:module';
+import { inflateRawSync } from 'node:zlib';
+import { transferSyntax } from '../uids.ts';
+import { DatasetWalker } from './dataset-walker.ts';
+import { byteSyntaxOf } from './header-sniffer.ts';
 import { encodePart10Header } from './part10-header.ts';
 
 /** The slice of dcmjs used here (the package ships no type declarations). */
@@ -20,6 +24,12 @@ export const maxSmallDatasetLength = 1024 * 1024;
  * dcmjs reads Part-10 input, so the bytes are given a file meta header first; they are not changed.
  */
 export function readSmallDataset(bytes: Buffer, transferSyntaxUid: string, sopClassUid: string): Record<string, unknown> {
+  // dcmjs quietly drops a truncated trailing element; the walker checks the structure first.
+  const plain = transferSyntaxUid === transferSyntax.deflatedExplicitLittle ? inflateRawSync(bytes, { maxOutputLength: 4 * maxSmallDatasetLength }) : bytes;
+  const walker = new DatasetWalker({ syntax: byteSyntaxOf(transferSyntaxUid), wanted: new Set(), maxValueLength: 0 });
+  walker.push(plain);
+  walker.end();
+  if (walker.error) throw new Error(`malformed dataset: ${walker.error}`);
   const header = encodePart10Header({ sopClassUid, sopInstanceUid: '1.2', transferSyntaxUid, sourceAeTitle: '' });
   const file = Buffer.concat([header, bytes]);
   const arrayBuffer = file.buffer.slice(file.byteOffset, file.byteOffset + file.length) as ArrayBuffer;
