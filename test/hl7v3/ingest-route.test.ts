@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -298,4 +299,20 @@ test('over a real socket: add, revise and an unsupported message by fetch, then 
   } finally {
     await server.close();
   }
+});
+
+test('the example message of the README is accepted and answered as the README shows', async () => {
+  const { site, key } = await siteWithKey();
+  const readme = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'readme', 'hl7v3.md'), 'utf8');
+  const [message, acknowledgement] = [...readme.matchAll(/```xml\n([\s\S]*?)```/g)].map((block) => block[1]!);
+  const response = await post(key, message!);
+  assert.equal(response.statusCode, 200, response.body);
+  const actual = readAck(response.body);
+  const documented = readAck(acknowledgement!);
+  assert.equal(actual.typeCode, documented.typeCode);
+  assert.deepEqual(actual.target, documented.target);
+  assert.deepEqual([actual.senderIds, actual.receiverIds], [documented.senderIds, documented.receiverIds]);
+  assert.deepEqual(actual.details, documented.details);
+  const patient = await resourceStore(db.database, site).findPatientByBusinessIdentifier('PIX10515W3');
+  assert.equal(patient?.name?.[0]?.text, 'Dr. MARY ROSE WASHINGTON II');
 });
