@@ -97,4 +97,5 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
 }
 
 export type { HistoryPage } from './read.ts';
-export type { ComparisonPrefix, SearchCondition, SearchPosition, SearchRequest, SearchResult, SearchSort, TokenValue } from './search.ts';
+export { exactTotalLimit } from './search.ts';
+export type { ComparisonPrefix, SearchCondition, SearchPosition, SearchRequest, SearchResult, SearchSort, SearchTotal, TokenValue } from './search.ts';

@@ -42,8 +42,17 @@ export interface SearchRequest {
   sort: SearchSort;
   count: number;
   after?: SearchPosition;
-  total: boolean;
+  total: SearchTotal;
 }
+
+/**
+ * How to count the matches (search.html#total). Counting costs in proportion to the matches, so
+ * by default ('bounded') the total is exact up to `exactTotalLimit` matches and left out above;
+ * 'estimate' gives the planner's estimate above it, 'accurate' always counts.
+ */
+export type SearchTotal = 'none' | 'bounded' | 'estimate' | 'accurate';
+
+export const exactTotalLimit = 10_000;
 
 export interface SearchResult {
   resources: Resource[];
@@ -62,7 +71,10 @@ class SqlBuilder {
 
 /** The SQL of one search page and of its total; exposed so that tests can EXPLAIN it. */
 export interface SearchSql {
+  /** count(*) of the matches, at most `exactTotalLimit + 1` unless the total must be accurate. */
   count: { text: string; values: unknown[] };
+  /** The matches without a limit, for the planner's estimate. */
+  matches: { text: string; values: unknown[] };
   page: { text: string; values: unknown[] };
   asOf: string | undefined;
 }
@@ -79,7 +91,15 @@ export function searchSql(site: SiteContext, request: SearchRequest): SearchSql 
   const lastUpdatedSort = request.sort !== 'created';
   const asOf = lastUpdatedSort ? (request.after?.asOf ?? new Date().toISOString()) : undefined;
   if (asOf !== undefined) where.push(`r.last_updated <= ${sql.add(asOf)}::timestamptz`);
-  const count = { text: `SELECT count(*)::int AS n FROM clinical_resource r WHERE ${where.join(' AND ')}`, values: [...sql.params] };
+  const matching = `SELECT 1 FROM clinical_resource r WHERE ${where.join(' AND ')}`;
+  const count = {
+    text:
+      request.total === 'accurate'
+        ? `SELECT count(*)::int AS n FROM (${matching}) m`
+        : `SELECT count(*)::int AS n FROM (${matching} LIMIT ${exactTotalLimit + 1}) m`,
+    values: [...sql.params],
+  };
+  const matches = { text: matching, values: [...sql.params] };
 
   const pageWhere = [...where];
   const after = request.after;
@@ -94,18 +114,28 @@ export function searchSql(site: SiteContext, request: SearchRequest): SearchSql 
     }
     order = request.sort === '_lastUpdated' ? 'r.last_updated ASC, r.seq ASC' : 'r.last_updated DESC, r.seq DESC';
   }
+  // Two steps: choose the page's ids from the indexes alone (clinical_resource_id_cover holds seq
+  // and last_updated), then read the content of those rows only; sorting thousands of matches
+  // then never drags their JSON along.
   const page = {
-    text: `SELECT r.content, r.seq::text AS seq, r.last_updated FROM clinical_resource r
-      WHERE ${pageWhere.join(' AND ')} ORDER BY ${order} LIMIT ${sql.add(request.count + 1)}`,
+    text: `SELECT c.content, p.seq::text AS seq, p.last_updated
+      FROM (SELECT r.id, r.seq, r.last_updated FROM clinical_resource r
+             WHERE ${pageWhere.join(' AND ')} ORDER BY ${order} LIMIT ${sql.add(request.count + 1)}) p
+      JOIN clinical_resource c ON c.site_id = $1 AND c.resource_type = $2 AND c.id = p.id
+      ORDER BY ${order.replaceAll('r.', 'p.')}`,
     values: sql.params,
   };
-  return { count, page, asOf };
+  return { count, matches, page, asOf };
 }
 
 export async function searchResources(db: Queryable, site: SiteContext, request: SearchRequest): Promise<SearchResult> {
   const sql = searchSql(site, request);
   let total: number | undefined;
-  if (request.total) total = (await db.query<{ n: number }>(sql.count.text, sql.count.values)).rows[0]!.n;
+  if (request.total !== 'none') {
+    const counted = (await db.query<{ n: number }>(sql.count.text, sql.count.values)).rows[0]!.n;
+    if (request.total === 'accurate' || counted <= exactTotalLimit) total = counted;
+    else if (request.total === 'estimate') total = Math.max(counted, await estimate(db, sql.matches));
+  }
   const { rows } = await db.query<{ content: Resource; seq: string; last_updated: Date }>(sql.page.text, sql.page.values);
   const page = rows.slice(0, request.count);
   const last = page[page.length - 1];
@@ -120,6 +150,11 @@ export async function searchResources(db: Queryable, site: SiteContext, request:
     }
   }
   return result;
+}
+
+async function estimate(db: Queryable, query: { text: string; values: unknown[] }): Promise<number> {
+  const { rows } = await db.query(`EXPLAIN (FORMAT JSON) ${query.text}`, query.values);
+  return Math.round((rows[0]!['QUERY PLAN'] as { Plan: { 'Plan Rows': number } }[])[0]!.Plan['Plan Rows']);
 }
 
 function conditionSql(sql: SqlBuilder, condition: SearchCondition): string {
@@ -183,7 +218,14 @@ function rangeSql(
   inclusiveEnd: boolean,
 ): string {
   // Parameters are added only when used: PostgreSQL refuses unreferenced ones.
-  const eq = () => (inclusiveEnd ? `(${low} >= ${start()} AND ${high} <= ${end()})` : `(${low} >= ${start()} AND ${high} < ${end()})`);
+  // For day ranges, eq also bounds both ends from both sides (equivalent, since low <= high): the
+  // planner estimates a bounded range well, and two open-ended ones badly.
+  const eq = () => {
+    if (!inclusiveEnd) return `(${low} >= ${start()} AND ${high} < ${end()})`;
+    const s = start();
+    const e = end();
+    return `(${low} >= ${s} AND ${low} <= ${e} AND ${high} >= ${s} AND ${high} <= ${e})`;
+  };
   switch (prefix) {
     case 'eq':
       return eq();

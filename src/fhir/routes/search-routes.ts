@@ -90,7 +90,7 @@ async function search(
       ...(position?.afterId ? { afterId: position.afterId } : {}),
     });
     resources = result.resources;
-    total = parsed.total ? result.total : undefined;
+    total = parsed.total !== 'none' ? result.total : undefined;
     next = result.next ? { seq: '0', ...result.next } : undefined;
   }
   let nextUrl: string | undefined;

@@ -38,7 +38,7 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
       if (typeof criteria === 'string') {
         const parsed = parseSearch(definition, [...new URLSearchParams(criteria.replace(/^[^?]*\?/, '')).entries()], true);
         if (parsed.conditions.length === 0) throw new HttpProblem(400, 'invalid', 'If-None-Exist has no search criteria');
-        const search: SearchRequest = { type: type as SearchRequest['type'], conditions: parsed.conditions, sort: 'created', count: 2, total: false };
+        const search: SearchRequest = { type: type as SearchRequest['type'], conditions: parsed.conditions, sort: 'created', count: 2, total: 'none' };
         const outcome = await store.createIfNoneExist(JSON.stringify(parsed.criteria), (locked) => locked.search(search).then((r) => r.resources), resource);
         if (outcome.outcome === 'ambiguous') {
           throw new HttpProblem(412, 'precondition-failed', `If-None-Exist matches more than one ${type}`);

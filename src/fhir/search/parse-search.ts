@@ -1,5 +1,5 @@
 import { dateRange, instantRange } from '../../domain/records/fhir-date.ts';
-import type { ComparisonPrefix, SearchCondition, SearchSort, TokenValue } from '../../domain/records/resource-store.ts';
+import type { ComparisonPrefix, SearchCondition, SearchSort, SearchTotal, TokenValue } from '../../domain/records/resource-store.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { FhirResourceDefinition, FhirSearchParameter } from '../capability/resource-definitions.ts';
 import { defaultPageSize, maxPageSize } from './search-limits.ts';
@@ -15,7 +15,7 @@ export interface ParsedSearch {
   conditions: SearchCondition[];
   sort: SearchSort;
   count: number;
-  total: boolean;
+  total: SearchTotal;
   /** Parameters ignored, for the outcome entry (search.mode outcome). */
   ignored: { name: string; reason: string }[];
   /** The criteria that decide the match set, canonical (sorted), for paging tokens and locks. */
@@ -33,7 +33,7 @@ function bad(message: string): HttpProblem {
 }
 
 export function parseSearch(definition: FhirResourceDefinition, params: [string, string][], strict: boolean): ParsedSearch {
-  const parsed: ParsedSearch = { conditions: [], sort: 'created', count: defaultPageSize, total: true, ignored: [], criteria: [], control: [] };
+  const parsed: ParsedSearch = { conditions: [], sort: 'created', count: defaultPageSize, total: 'bounded', ignored: [], criteria: [], control: [] };
   const ignore = (name: string, reason: string) => {
     if (strict) throw bad(`${reason} (Prefer: handling=strict)`);
     parsed.ignored.push({ name, reason });
@@ -49,7 +49,7 @@ export function parseSearch(definition: FhirResourceDefinition, params: [string,
     }
     if (rawName === '_total') {
       if (!['none', 'estimate', 'accurate'].includes(value)) throw bad('_total must be none, estimate or accurate');
-      parsed.total = value !== 'none';
+      parsed.total = value as SearchTotal;
       parsed.control.push([rawName, value]);
       continue;
     }

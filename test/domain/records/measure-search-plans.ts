@@ -46,7 +46,7 @@ try {
   ];
   for (const [name, type, conditions, sort] of cases) {
     for (const paged of [false, true]) {
-      const request: SearchRequest = { type, conditions, sort, count: 20, total: true, ...(paged ? { after: { seq: '150000', lastUpdated: new Date().toISOString() } } : {}) };
+      const request: SearchRequest = { type, conditions, sort, count: 20, total: 'accurate', ...(paged ? { after: { seq: '150000', lastUpdated: new Date().toISOString() } } : {}) };
       const sql = searchSql(big, request);
       for (const [label, query] of [['page', sql.page], ['total', sql.count]] as const) {
         if (paged && label === 'total') continue;

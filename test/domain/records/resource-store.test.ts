@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Condition, Observation, Patient } from '@medplum/fhirtypes';
 import { isDomainError } from '../../../src/domain/errors.ts';
-import { resourceStore } from '../../../src/domain/records/resource-store.ts';
+import { exactTotalLimit, resourceStore } from '../../../src/domain/records/resource-store.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { createTestSite } from '../../support/sites.ts';
 
@@ -151,7 +151,7 @@ test('writes join the caller transaction: a rollback leaves nothing behind', asy
   const store = resourceStore(db.database, site);
   assert.equal(await store.read('Patient', createdId), undefined);
   assert.equal(await store.findPatientByBusinessIdentifier('MRN-6'), undefined);
-  assert.equal((await store.search({ type: 'Observation', conditions: [], sort: 'created', count: 10, total: true })).total, 0);
+  assert.equal((await store.search({ type: 'Observation', conditions: [], sort: 'created', count: 10, total: 'accurate' })).total, 0);
 });
 
 test('identifiers and the patient compartment are found within the site only', async () => {
@@ -171,4 +171,22 @@ test('identifiers and the patient compartment are found within the site only', a
     ['Observation', 'Condition'],
   );
   assert.deepEqual(await resourceStore(db.database, other).listPatientCompartment(owner.id!), []);
+});
+
+test('totals: exact up to the limit, left out (bounded) or estimated above it, exact when asked', async () => {
+  const site = await createTestSite(db.database);
+  const store = resourceStore(db.database, site);
+  // Bulk rows straight into the table: the total only counts rows, it does not read them.
+  await db.database.query(
+    `INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content)
+     SELECT $1, 'Procedure', gen_random_uuid(), 1, now(), '{"resourceType":"Procedure"}'::jsonb FROM generate_series(1, $2::int)`,
+    [site.siteId, exactTotalLimit + 1],
+  );
+  await db.database.query('ANALYZE clinical_resource');
+  const request = { type: 'Procedure' as const, conditions: [], sort: 'created' as const, count: 1 };
+  assert.equal((await store.search({ ...request, total: 'accurate' })).total, exactTotalLimit + 1);
+  assert.equal((await store.search({ ...request, total: 'bounded' })).total, undefined);
+  assert.ok((await store.search({ ...request, total: 'estimate' })).total! > exactTotalLimit);
+  assert.equal((await store.search({ ...request, total: 'none' })).total, undefined);
+  assert.equal((await store.search({ ...request, type: 'Condition', total: 'bounded' })).total, 0);
 });

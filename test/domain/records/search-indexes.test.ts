@@ -54,7 +54,7 @@ test('every search parameter, sort and paging position is served by an index', a
           conditions,
           sort,
           count: 20,
-          total: true,
+          total: 'accurate',
           after: { seq: '100', lastUpdated: '2026-01-01T00:00:00.000Z', asOf: '2026-02-01T00:00:00.000Z' },
         };
         const sql = searchSql(site, request);
