@@ -160,6 +160,12 @@ test('a new operator sets up a site end to end from the browser; a clinician rep
   const dialog = page.getByRole('dialog', { name: 'Revoke API key' });
   await dialog.waitFor();
   await screenshot(page, '07-revoke-confirmation');
+  // Focus starts on Cancel; Escape closes the dialog and nothing is revoked.
+  assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent), 'Cancel');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  assert.equal((await fhirGet('Patient', key)).status, 200, 'the key still works after Cancel');
+  await page.getByRole('button', { name: 'Revoke' }).click();
   await dialog.getByRole('button', { name: 'Revoke key' }).click();
   await page.getByText('revoked', { exact: true }).first().waitFor();
   const revoked = await fhirGet('Patient', key);
