@@ -2,7 +2,8 @@ import type { Scenario } from '../harness/scenario.ts';
 import { crashConsistency } from './crash-consistency.ts';
 import { databaseOutage } from './database-outage.ts';
 import { diskFull } from './disk-full.ts';
+import { hostileInput } from './hostile-input.ts';
 import { overload } from './overload.ts';
 
 /** The campaign, in the order of issue 9. */
-export const scenarios: Scenario[] = [crashConsistency, databaseOutage, diskFull, overload];
+export const scenarios: Scenario[] = [crashConsistency, databaseOutage, diskFull, overload, hostileInput];
