@@ -4,6 +4,7 @@
  * renderHl7v2Error renders that origin's errors for /v2 paths, and mllpListener is the TCP surface.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { mapError } from '../platform/http/error-mapping.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
@@ -46,6 +47,8 @@ const answerSchema = (description: string) => ({
 });
 
 export async function registerHl7v2Routes(app: FastifyInstance, services: Services): Promise<void> {
+  // Load the FHIR definitions the record store validates with now, not during the first request.
+  loadStructureDefinitions();
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser([...hl7v2MediaTypes], { parseAs: 'buffer', bodyLimit: defaultMaxMessageBytes }, (_request, body, done) => done(null, body));

@@ -7,6 +7,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { loadStructureDefinitions } from '../../domain/records/validation.ts';
 import { findSiteById, siteContextFor } from '../../domain/sites/sites.ts';
 import type { Services } from '../../platform/services.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
@@ -37,6 +38,9 @@ const maxQueuedFrames = 16;
 
 export async function startMllpListener(services: Services, options: MllpListenerOptions): Promise<RunningMllpListener> {
   const logger = services.logger.child({ surface: 'mllp' });
+  // The record store validates against the FHIR definitions, loaded on first use (seconds of CPU
+  // on the event loop): load them before accepting, not while the first message waits.
+  loadStructureDefinitions();
   const connections = new Set<Connection>();
   let closing = false;
   const server: Server = createServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 }, (socket) => {
