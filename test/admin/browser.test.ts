@@ -88,7 +88,8 @@ async function screenshot(page: Page, name: string): Promise<void> {
 
 const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name, exact: true });
 
-test('a new operator sets up a site end to end from the browser; a clinician reports a study that FHIR serves', async () => {
+// One long story (it is the acceptance path); a loaded CI machine gets more than the default time.
+test('a new operator sets up a site end to end from the browser; a clinician reports a study that FHIR serves', { timeout: 900_000 }, async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const console = watchConsole(page);
