@@ -99,10 +99,12 @@ async function finishStore(
       remoteAddress: association.remoteAddress,
     };
     const result = await association.database.transaction(async (tx) => {
+      // The temporary file's fsync runs while the index rows are written.
       const indexed = await indexInstance(tx, site, instance);
       // The file goes into place before the row becomes visible (at commit), and only for a new
       // instance: a duplicate never overwrites the file the index already points at.
       if (indexed.outcome === 'stored' && movedTo === undefined) {
+        await completed.durable;
         await layout.moveIntoPlace(completed.tempPath, storagePath);
         movedTo = storagePath;
       }

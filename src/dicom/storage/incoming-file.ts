@@ -57,25 +57,34 @@ export class IncomingFile {
   }
 
   async write(fragment: Buffer): Promise<void> {
-    if (this.#failure) return;
+    // The header is still read and hashed after a write error, so the answer is "out of
+    // resources" (from `durable`), not a dataset that looks truncated.
     this.#hash.update(fragment);
     this.#size += fragment.length;
     const sniffed = this.#sniffer.push(fragment);
-    // A stream destroyed by a write error never drains: its failure is reported by complete().
-    if (!this.#stream.write(fragment) && !this.#stream.destroyed) await drained(this.#stream);
+    // A stream destroyed by a write error never drains: its failure is reported by `durable`.
+    if (!this.#failure && !this.#stream.destroyed && !this.#stream.write(fragment) && !this.#stream.destroyed) await drained(this.#stream);
     await sniffed;
   }
 
-  /** Flushes, fsyncs and closes the file; throws when any write failed (disk full, I/O error). */
-  async complete(): Promise<CompletedFile> {
+  /**
+   * Ends the transfer: returns what was received at once, and `durable`, which resolves once the
+   * file is flushed, fsynced and closed, or rejects when any write failed (disk full, I/O error).
+   * The caller can overlap the fsync with its own work, and must await `durable` before relying on
+   * the file.
+   */
+  async complete(): Promise<CompletedFile & { durable: Promise<void> }> {
     const sniff = await this.#sniffer.finish();
-    if (!this.#stream.destroyed) {
-      const closed = once(this.#stream, 'close').catch(() => {});
-      this.#stream.end();
-      await closed;
-    }
-    if (this.#failure) throw this.#failure;
-    return { tempPath: this.tempPath, sizeBytes: this.#size, sha256: this.#hash.digest('hex'), sniff };
+    const durable = (async () => {
+      if (!this.#stream.destroyed) {
+        const closed = once(this.#stream, 'close').catch(() => {});
+        this.#stream.end();
+        await closed;
+      }
+      if (this.#failure) throw this.#failure;
+    })();
+    durable.catch(() => {}); // observed by the caller; never an unhandled rejection
+    return { tempPath: this.tempPath, sizeBytes: this.#size, sha256: this.#hash.digest('hex'), sniff, durable };
   }
 
   /** Abandons the transfer: closes and removes the temporary file. Never throws. */
