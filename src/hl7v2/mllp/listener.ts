@@ -35,6 +35,7 @@ export interface RunningMllpListener {
 }
 
 const maxQueuedFrames = 16;
+const maxUnreadAckBytes = 1024 * 1024;
 
 export async function startMllpListener(services: Services, options: MllpListenerOptions): Promise<RunningMllpListener> {
   const logger = services.logger.child({ surface: 'mllp' });
@@ -237,6 +238,12 @@ class Connection {
 
   #write(ack: string, charset: Parameters<typeof encodeText>[1]): void {
     if (this.#socket.destroyed || !this.#socket.writable) return;
+    // A peer that sends but never reads its ACKs would make us buffer them without bound.
+    if (this.#socket.writableLength > maxUnreadAckBytes) {
+      this.#logger.warn({ bytes: this.#socket.writableLength }, 'MLLP peer is not reading its acknowledgements; closed');
+      this.#socket.destroy();
+      return;
+    }
     this.#socket.write(frame(encodeText(ack, charset)));
   }
 }
