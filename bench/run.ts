@@ -111,10 +111,30 @@ async function fhirPhase(): Promise<void> {
       writes,
       mainPatients: dataset.patients,
       writePatients,
+      drain: () => drainSessions(gateway.databaseUrl),
     });
   } finally {
     await baseline?.stop();
     await gateway.stop();
+  }
+}
+
+/** Waits (at most two minutes) until no session of the service is running a query. */
+async function drainSessions(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      const { rows } = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND application_name = 'clinical-gateway' AND pid <> pg_backend_pid()",
+      );
+      if (rows[0]!.n === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    progress('the service still has running queries after two minutes; going on');
+  } finally {
+    await client.end();
   }
 }
 
@@ -201,6 +221,6 @@ const results: BenchResults = {
   skipped: context.skipped,
   durationSeconds: (performance.now() - started) / 1000,
 };
-const written = writeResults(join(root, 'bench', 'results'), results, findings, options.quick ? 'quick' : 'latest');
+const written = writeResults(join(root, 'bench', 'results'), results, findings, options.output);
 process.stdout.write(`\n${results.targets.map((t) => `${t.met ? 'met    ' : 'MISSED '} ${t.name}: ${t.value ?? '–'} ${t.unit}${t.ratio !== null ? ` (${t.ratio}x)` : ''} [${t.target}]`).join('\n')}\n`);
 process.stdout.write(`\nwritten ${written.json} and ${written.markdown} in ${Math.round(results.durationSeconds)} s\n`);

@@ -19,6 +19,8 @@ export interface BenchOptions {
   logLevel: string;
   /** Directory for V8 CPU profiles of the service (node --cpu-prof), when profiling. */
   cpuProfileDir?: string;
+  /** Base name of the result files under bench/results (latest, or quick for --quick). */
+  output: string;
 }
 
 export type ScenarioGroup = 'fhir' | 'mllp' | 'dicom';
@@ -31,7 +33,7 @@ export interface DatasetSize {
   otherSitePatients: number;
 }
 
-const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom] [--log-level L] [--dev-serve] [--cpu-prof DIR]`;
+const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom] [--log-level L] [--dev-serve] [--cpu-prof DIR] [--output NAME]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
@@ -44,6 +46,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       'dev-serve': { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'info' },
       'cpu-prof': { type: 'string' },
+      output: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -80,5 +83,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     launcher: values['dev-serve'] ? 'dev-serve' : 'serve',
     logLevel: values['log-level'] ?? 'info',
     ...(values['cpu-prof'] ? { cpuProfileDir: values['cpu-prof'] } : {}),
+    output: values.output ?? (quick ? 'quick' : 'latest'),
   };
 }
