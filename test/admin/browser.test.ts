@@ -3,11 +3,12 @@
 // MLLP and DICOM with what the pages showed; a clinician reports a study that FHIR then serves.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
@@ -23,7 +24,9 @@ import { testServices } from '../support/http.ts';
 import { accessibilityViolations, fitsWidth, launchChromium, screenshot as capture, watchConsole } from './browser-support.ts';
 
 const run = promisify(execFile);
-const fixtures = '/work/shared/fixtures';
+// shared/ sits beside the repository (CI clones it so); the fixtures README describes the files.
+const besideRepository = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
+const fixtures = existsSync(besideRepository) ? besideRepository : '/work/shared/fixtures';
 
 let db: TestDatabase;
 let services: Services;
