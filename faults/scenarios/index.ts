@@ -3,7 +3,8 @@ import { crashConsistency } from './crash-consistency.ts';
 import { databaseOutage } from './database-outage.ts';
 import { diskFull } from './disk-full.ts';
 import { hostileInput } from './hostile-input.ts';
+import { isolation } from './isolation.ts';
 import { overload } from './overload.ts';
 
 /** The campaign, in the order of issue 9. */
-export const scenarios: Scenario[] = [crashConsistency, databaseOutage, diskFull, overload, hostileInput];
+export const scenarios: Scenario[] = [crashConsistency, databaseOutage, diskFull, overload, hostileInput, isolation];
