@@ -20,9 +20,7 @@ const portVariables: Record<SurfaceName, string> = {
 
 export const repositoryRoot = resolve(import.meta.dirname, '../..');
 const cliPath = join(repositoryRoot, 'bin/clinical-gateway.js');
-/** FAULTS_SERVE=dev runs the development launcher instead of `clinical-gateway serve`. */
-export const serveMode = process.env.FAULTS_SERVE === 'dev' ? 'dev' : 'serve';
-const serveArgs = serveMode === 'dev' ? [join(repositoryRoot, 'faults/harness/dev-serve.ts')] : [cliPath, 'serve'];
+const serveArgs = [cliPath, 'serve'];
 
 /**
  * The service as operators run it (`clinical-gateway serve`), as a child process on a data
