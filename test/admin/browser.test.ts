@@ -94,6 +94,7 @@ const heading = (page: Page, name: string) => page.getByRole('heading', { level:
 // One long story (it is the issue's acceptance path); a loaded CI machine gets more than the default time.
 test('a new operator sets up a site end to end from the browser; a clinician reports a study that FHIR serves', { timeout: 900_000 }, async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: adminUrl });
   const page = await context.newPage();
   const console = watchConsole(page);
 
@@ -147,7 +148,9 @@ test('a new operator sets up a site end to end from the browser; a clinician rep
   await keyBox.waitFor();
   const key = await keyBox.inputValue();
   assert.match(key, /^cg_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
-  await page.getByRole('button', { name: 'Copy the API key' }).waitFor();
+  await page.getByRole('button', { name: 'Copy the API key' }).click();
+  await page.getByRole('button', { name: 'Copy the API key' }).getByText('Copied').waitFor();
+  assert.equal(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText()), key, 'the Copy button copies the key');
   await screenshot(page, '05-api-key-created');
   await page.reload();
   await heading(page, 'API keys').waitFor();
@@ -229,6 +232,18 @@ test('a new operator sets up a site end to end from the browser; a clinician rep
     await page.getByRole('cell', { name: action, exact: true }).first().waitFor();
   }
   await screenshot(page, '12-audit');
+
+  // Tablet width: no administration page makes the whole page scroll sideways (wide tables
+  // scroll inside their own keyboard-focusable region).
+  await page.setViewportSize({ width: 768, height: 1024 });
+  for (const area of ['', '/users', '/keys', '/clients', '/messages', '/connectivity', '/audit']) {
+    await page.goto(`${adminUrl}/#/sites/${siteId}${area}`);
+    await page.locator('main h1').waitFor();
+    await page.waitForLoadState('networkidle');
+    assert.ok(await fitsWidth(page), `#/sites/${siteId}${area} fits a tablet`);
+  }
+  await screenshot(page, '12b-audit-tablet');
+  await page.setViewportSize({ width: 1280, height: 900 });
   await page.getByRole('button', { name: 'Sign out' }).click();
   await heading(page, 'Sign in').waitFor();
   assert.deepEqual(console.errors, []);
