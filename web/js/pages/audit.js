@@ -14,7 +14,7 @@ export async function auditPage(context) {
     formatDateTime(e.occurred_at),
     e.actor_email ?? e.actor,
     h('code', null, e.action),
-    e.target_id ? `${e.target_type} ${e.target_id}` : e.target_type,
+    target(e.target_type, e.target_id),
     details(e.details),
   ]);
   return {
@@ -31,6 +31,17 @@ export async function auditPage(context) {
       page.next_before ? h('nav', { class: 'pager', 'aria-label': 'Audit pages' }, h('a', { href: `#${base}?before=${page.next_before}` }, 'Older events')) : null,
     ],
   };
+}
+
+/**
+ * Ids are UUIDs: the first 8 characters tell events apart on screen; the whole id stays in the
+ * element (title, and a visually hidden copy for screen readers and search).
+ * @param {string} type @param {string | null} id
+ */
+function target(type, id) {
+  if (!id) return type;
+  if (!/^[0-9a-f-]{36}$/.test(id)) return `${type} ${id}`;
+  return h('span', { title: id }, `${type} `, h('code', { 'aria-hidden': 'true' }, `${id.slice(0, 8)}…`), h('span', { class: 'visually-hidden' }, id));
 }
 
 /** @param {Record<string, unknown>} value */
