@@ -26,7 +26,7 @@ export interface WorklistFilter {
   /** Study date to (inclusive). */
   to?: string;
   modality?: string;
-  /** The linked patient's id, the DICOM PatientID, or part of the patient's name. */
+  /** The linked patient's id or business identifier, the DICOM PatientID, or part of the patient's name. */
   patient?: string;
   stepStatus?: ProcedureStepStatus | 'none';
   reportStatus?: ReportStatus | 'none';
@@ -63,8 +63,11 @@ export async function listWorklist(db: Queryable, site: SiteContext, filter: Wor
   if (patient) {
     values.push(patient, `%${patient.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     const [exact, pattern] = [`$${values.length - 1}`, `$${values.length}`];
+    // The linked patient's current business identifier matches too: after an HL7 merge, a study
+    // keeps the PatientID its modality sent, but belongs to the surviving patient.
     where.push(
-      `(${isUuid(patient) ? `s.patient_id = ${exact}::uuid OR ` : ''}s.dicom_patient_id = ${exact} OR lower(s.patient_name) LIKE ${pattern})`,
+      `(${isUuid(patient) ? `s.patient_id = ${exact}::uuid OR ` : ''}s.dicom_patient_id = ${exact}::text OR lower(s.patient_name) LIKE ${pattern}
+        OR s.patient_id IN (SELECT c.id FROM clinical_resource c WHERE c.site_id = $1 AND c.resource_type = 'Patient' AND c.business_identifier = ${exact}::text))`,
     );
   }
   if (filter.stepStatus !== undefined) {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { isDomainError } from '../../../src/domain/errors.ts';
 import { indexInstance, type ReceivedInstance } from '../../../src/domain/imaging/index-instance.ts';
+import { reassignImagingPatient } from '../../../src/domain/imaging/reassign-patient.ts';
+import { ensurePatient } from '../../../src/domain/patients/demographics.ts';
 import { recordProcedureStep, type ProcedureStepStatus } from '../../../src/domain/imaging/procedure-steps.ts';
 import { createReport } from '../../../src/domain/imaging/reports.ts';
 import { listWorklist, type WorklistFilter } from '../../../src/domain/imaging/worklist.ts';
@@ -106,4 +108,21 @@ test('bad filters are refused with the field named', async () => {
       isDomainError(error, 'invalid') && error.issues[0]?.location === location,
     );
   }
+});
+
+test("after a merge, the surviving patient's identifier finds the studies its modality filed under the old one", async () => {
+  const site = await createTestSite(db.database);
+  const instance = receivedInstance({ patientId: 'OLD-1' });
+  const { patientId: oldPatient } = await db.database.transaction((tx) => indexInstance(tx, site, instance));
+  const { patientId: survivor } = await db.database.transaction((tx) =>
+    ensurePatient(tx, site, { resourceType: 'Patient', identifier: [{ value: 'NEW-1' }] }),
+  );
+  assert.deepEqual(await uids(site, { patient: 'NEW-1' }), []);
+  await db.database.transaction((tx) => reassignImagingPatient(tx, site, oldPatient!, survivor));
+  assert.deepEqual(await uids(site, { patient: 'NEW-1' }), [instance.studyInstanceUid]);
+  assert.deepEqual(await uids(site, { patient: survivor }), [instance.studyInstanceUid]);
+  assert.deepEqual(await uids(site, { patient: 'OLD-1' }), [instance.studyInstanceUid], 'the DICOM PatientID still finds it');
+  const other = await createTestSite(db.database);
+  await db.database.transaction((tx) => ensurePatient(tx, other, { resourceType: 'Patient', identifier: [{ value: 'NEW-1' }] }));
+  assert.deepEqual(await uids(other, { patient: 'NEW-1' }), []);
 });
