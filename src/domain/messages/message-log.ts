@@ -5,12 +5,11 @@
  * changes; commit; only then send the acknowledgement (DESIGN.md section 2, durability). Before
  * applying, findLoggedMessage(key) tells whether this sender already delivered this control id:
  * if so, answer with the stored ackText and change nothing. Two copies racing past that check
- * meet at the unique index: recordMessage then throws a DuplicateMessageError, the caller's
- * transaction rolls back, and the caller answers with findLoggedMessage's stored ACK.
+ * meet at the unique index: recordMessage then throws a DuplicateMessageError (the transaction
+ * itself stays usable), the caller rolls back, and answers with findLoggedMessage's stored ACK.
  */
 import { randomUUID } from 'node:crypto';
 import type { Queryable, Transaction } from '../../storage/database.ts';
-import { uniqueViolation } from '../../storage/errors.ts';
 import type { SiteContext } from '../site-context.ts';
 
 export type MessageProtocol = 'hl7v2' | 'hl7v3';
@@ -130,39 +129,32 @@ export async function findLoggedMessage(db: Queryable, site: SiteContext, key: M
 /** Writes one log entry in the caller's transaction; throws DuplicateMessageError on a repeated key. */
 export async function recordMessage(tx: Transaction, site: SiteContext, message: NewMessage): Promise<{ id: string }> {
   const id = randomUUID();
-  try {
-    // A savepoint keeps the caller's transaction usable if the key turns out to be taken.
-    await tx.query('SAVEPOINT record_message');
-    await tx.query(
-      `INSERT INTO inbound_message (site_id, id, protocol, transport, sending_application, sending_facility, control_id,
-         message_type, outcome, ack_code, problems, ack_text, raw, remote_address, received_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-      [
-        site.siteId,
-        id,
-        message.protocol,
-        message.transport,
-        message.sendingApplication,
-        message.sendingFacility,
-        message.controlId === undefined || message.controlId === '' ? null : message.controlId,
-        message.messageType,
-        message.outcome,
-        message.ackCode,
-        JSON.stringify(message.problems),
-        message.ackText,
-        Buffer.from(message.raw),
-        message.remoteAddress ?? null,
-        message.receivedAt ?? new Date(),
-      ],
-    );
-    await tx.query('RELEASE SAVEPOINT record_message');
-  } catch (error) {
-    if (uniqueViolation(error)?.constraint === 'inbound_message_control_id_key') {
-      await tx.query('ROLLBACK TO SAVEPOINT record_message');
-      throw new DuplicateMessageError('this sender already delivered a message with this control id', { cause: error });
-    }
-    throw error;
-  }
+  // ON CONFLICT DO NOTHING instead of catching the violation: the caller's transaction stays
+  // usable without a savepoint (two round trips fewer per message).
+  const { rowCount } = await tx.query(
+    `INSERT INTO inbound_message (site_id, id, protocol, transport, sending_application, sending_facility, control_id,
+       message_type, outcome, ack_code, problems, ack_text, raw, remote_address, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+     ON CONFLICT (site_id, protocol, sending_application, sending_facility, control_id) WHERE control_id IS NOT NULL DO NOTHING`,
+    [
+      site.siteId,
+      id,
+      message.protocol,
+      message.transport,
+      message.sendingApplication,
+      message.sendingFacility,
+      message.controlId === undefined || message.controlId === '' ? null : message.controlId,
+      message.messageType,
+      message.outcome,
+      message.ackCode,
+      JSON.stringify(message.problems),
+      message.ackText,
+      Buffer.from(message.raw),
+      message.remoteAddress ?? null,
+      message.receivedAt ?? new Date(),
+    ],
+  );
+  if (rowCount === 0) throw new DuplicateMessageError('this sender already delivered a message with this control id');
   return { id };
 }
 
