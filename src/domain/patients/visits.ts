@@ -37,6 +37,7 @@ export async function recordVisit(tx: Transaction, site: SiteContext, patientId:
 }
 
 export async function listVisits(db: Queryable, site: SiteContext, patientId: string): Promise<StoredVisit[]> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(patientId)) return [];
   const { rows } = await db.query<{ patient_id: string; context: VisitContext; updated_at: Date }>(
     'SELECT patient_id, context, updated_at FROM patient_visit WHERE site_id = $1 AND patient_id = $2 ORDER BY updated_at DESC',
     [site.siteId, patientId],
