@@ -61,6 +61,8 @@ test('conditional create: one match returns it (200), several are a 412, criteri
   assert.equal(unknown.statusCode, 400);
   const empty = await client.request('POST', '/fhir/Patient', { body: patientBody('CC-6'), headers: { 'if-none-exist': '' } });
   assert.equal(empty.statusCode, 400);
+  const nul = await client.request('POST', '/fhir/Patient', { body: patientBody('CC-7'), headers: { 'if-none-exist': 'identifier=%00' } });
+  assert.equal(nul.statusCode, 400);
   // The full-URL form of the header works too.
   const urlForm = await client.request('POST', '/fhir/Patient', {
     body: patientBody('CC-2'),

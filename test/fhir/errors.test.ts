@@ -56,6 +56,10 @@ test('400 with one issue per problem, each with its FHIRPath, for invalid bodies
     },
     { body: { resourceType: 'Patient', telecom: [{ system: 'telegraph', value: '1' }] }, expressions: ['Patient.telecom[0].system'] },
     {
+      body: { resourceType: 'Patient', contained: [{ resourceType: 'Patient', id: 'p1', gender: 'x' }] },
+      expressions: ['Patient.contained[0].gender'],
+    },
+    {
       body: { resourceType: 'Condition', subject, clinicalStatus: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/condition-clinical', code: 'gone' }] } },
       expressions: ['Condition.clinicalStatus'],
     },

@@ -137,11 +137,20 @@ function bindingRule(element: ElementDefinition, segments: string[], kind: Bindi
   return { segments, kind, valueSet: binding.valueSet.split('|')[0]!, allowed };
 }
 
-export function requiredBindingIssues(resource: Resource): DomainIssue[] {
+export function requiredBindingIssues(resource: Resource, path: string = resource.resourceType): DomainIssue[] {
   load();
   const issues: DomainIssue[] = [];
   for (const rule of rulesFor(resource.resourceType)) {
-    visit(resource, rule.segments, resource.resourceType, (value, path) => check(rule, value, path, issues));
+    visit(resource, rule.segments, path, (value, at) => check(rule, value, at, issues));
+  }
+  // Contained resources are resources too (references.html#contained); they contain no others.
+  const contained = (resource as { contained?: unknown }).contained;
+  if (Array.isArray(contained)) {
+    contained.forEach((inner: Resource, i) => {
+      if (inner && typeof inner === 'object' && typeof inner.resourceType === 'string') {
+        issues.push(...requiredBindingIssues(inner, `${path}.contained[${i}]`));
+      }
+    });
   }
   return issues;
 }

@@ -27,6 +27,8 @@ export interface ParsedSearch {
 /** Accepted, without effect on the result: formatting only. */
 const formattingParameters = new Set(['_format', '_pretty']);
 const prefixes: ComparisonPrefix[] = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'];
+const maxParameters = 100;
+const maxValueLength = 4096;
 
 function bad(message: string): HttpProblem {
   return new HttpProblem(400, 'invalid', message);
@@ -38,8 +40,13 @@ export function parseSearch(definition: FhirResourceDefinition, params: [string,
     if (strict) throw bad(`${reason} (Prefer: handling=strict)`);
     parsed.ignored.push({ name, reason });
   };
+  if (params.length > maxParameters) throw bad(`a search takes at most ${maxParameters} parameters`);
   for (const [rawName, value] of params) {
     if (formattingParameters.has(rawName) || rawName === '_page') continue;
+    // FHIR strings hold no C0 controls but tab, CR and LF (datatypes.html#string), and PostgreSQL
+    // text cannot hold NUL: refuse them here rather than fail in the database.
+    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(rawName + value)) throw bad(`${rawName} contains control characters`);
+    if (value.length > maxValueLength) throw bad(`${rawName} is longer than ${maxValueLength} characters`);
     if (rawName === '_count') {
       if (!/^\d{1,7}$/.test(value)) throw bad(`_count must be a whole number from 0 to ${maxPageSize}`);
       // Larger pages are clamped, as search.html#count allows.
