@@ -77,7 +77,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       : { name: 'full', patients: 100_000, observationsPerPatient: 10, otherSites: 10, otherSitePatients: 2_000 },
     // PS3.5 pixel data of 512x512x16 bit is 512 KiB a frame: 20-60 frames give 10-30 MB, 600 about 300 MB.
     dicom: quick
-      ? { smallCount: 60, largeCount: 2, largeFrames: [20, 30], hugeFrames: 60, associations: [1, 4] }
+      ? { smallCount: 30, largeCount: 2, largeFrames: [20, 30], hugeFrames: 60, associations: [1, 4] }
       : { smallCount: 500, largeCount: 20, largeFrames: [20, 30, 40, 50, 60], hugeFrames: 600, associations: [1, 4] },
     scenarios: new Set(only as ScenarioGroup[]),
     launcher: values['dev-serve'] ? 'dev-serve' : 'serve',
