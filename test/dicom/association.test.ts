@@ -13,7 +13,7 @@ const verification = { id: 1, abstractSyntax: '1.2.840.10008.1.1', transferSynta
 
 let harness: DicomHarness;
 before(async () => {
-  harness = await startHarness({ artimTimeoutMs: 300, idleTimeoutMs: 600, maxAssociationsPerAddress: 3 });
+  harness = await startHarness({ maxAssociationsPerAddress: 3 });
 });
 after(() => harness.stop());
 
@@ -182,18 +182,31 @@ test('C-ECHO over a raw association, then A-RELEASE-RQ gets A-RELEASE-RP', async
   await peer.closed();
 });
 
-test('ARTIM: a connection that never sends an A-ASSOCIATE-RQ is closed', async () => {
-  const peer = await RawPeer.connect(harness.listener.port);
-  assert.equal(await peer.nextPdu(), undefined);
-});
+/** A listener of its own with short timers, so that only these tests depend on them firing. */
+async function withShortTimers(run: (port: number) => Promise<void>): Promise<void> {
+  const listener = await startDicomListener(harness.services, { host: '127.0.0.1', port: 0, artimTimeoutMs: 200, idleTimeoutMs: 300 });
+  try {
+    await run(listener.port);
+  } finally {
+    await listener.close();
+  }
+}
 
-test('idle timeout: a silent association gets A-ABORT and is closed', async () => {
-  const site = await createTestSite(harness.db.database);
-  const peer = await associate(harness.listener.port, site.aeTitle, [verification]);
-  const answer = await peer.nextPdu();
-  assert.equal(answer?.type, 0x07);
-  await peer.closed();
-});
+test('ARTIM: a connection that never sends an A-ASSOCIATE-RQ is closed', () =>
+  withShortTimers(async (port) => {
+    const peer = await RawPeer.connect(port);
+    assert.equal(await peer.nextPdu(), undefined);
+  }));
+
+test('idle timeout: a silent association gets A-ABORT and is closed', () =>
+  withShortTimers(async (port) => {
+    const site = await createTestSite(harness.db.database);
+    const peer = await associate(port, site.aeTitle, [verification]);
+    const answer = await peer.nextPdu();
+    assert.equal(answer?.type, 0x07);
+    assert.deepEqual(abortDetails(answer!), { source: 2, reason: 0 });
+    await peer.closed();
+  }));
 
 test('concurrent associations per remote IP are capped: the next one is rejected as transient (local limit)', async () => {
   const site = await createTestSite(harness.db.database);
