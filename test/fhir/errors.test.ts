@@ -137,7 +137,7 @@ test('406 for an Accept or _format the server cannot produce; JSON forms are fin
   for (const accept of ['application/fhir+json', 'application/json', '*/*', 'text/html, application/fhir+json;q=0.9', 'application/*']) {
     assert.equal((await client.request('GET', '/fhir/Patient', { headers: { accept } })).statusCode, 200, accept);
   }
-  for (const format of ['json', 'application/fhir%2Bjson', 'application/json']) {
+  for (const format of ['json', 'application/fhir%2Bjson', 'application/fhir+json', 'application/json']) {
     assert.equal((await client.request('GET', `/fhir/Patient?_format=${format}`)).statusCode, 200, format);
   }
 });

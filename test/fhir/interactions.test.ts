@@ -34,6 +34,11 @@ test('create: 201 with Location, ETag, a service id (client id ignored), version
     headers: { 'content-type': 'application/json' },
   });
   assert.equal(plain.statusCode, 201);
+  const withVersion = await client.request('POST', '/fhir/Patient', {
+    body: patientBody('C-1c'),
+    headers: { 'content-type': 'application/fhir+json; fhirVersion=4.0; charset=utf-8' },
+  });
+  assert.equal(withVersion.statusCode, 201);
 });
 
 test('read: 200 with ETag; unknown and syntactically invalid ids are 404 OperationOutcomes', async () => {

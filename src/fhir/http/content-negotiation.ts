@@ -13,7 +13,8 @@ const acceptableRanges = new Set(['*/*', 'application/*', 'application/json', 'a
 export function assertAcceptable(request: FastifyRequest): void {
   const format = new URLSearchParams(request.url.split('?')[1] ?? '').get('_format');
   if (format !== null) {
-    if (!jsonFormats.has(format.trim().toLowerCase())) {
+    // An unencoded "+" (application/fhir+json) arrives as a space.
+    if (!jsonFormats.has(format.trim().toLowerCase().replace(' ', '+'))) {
       throw new HttpProblem(406, 'not-acceptable', `_format ${JSON.stringify(format)} is not supported: this server produces JSON only`);
     }
     return;
