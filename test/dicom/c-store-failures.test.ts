@@ -43,7 +43,7 @@ async function assertNothingStored(siteId: string): Promise<void> {
 
 /** Waits for a condition the listener reaches asynchronously (not a timing assertion). */
 async function eventually(condition: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  for (let attempt = 0; attempt < 600; attempt++) {
     if (await condition()) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -25,7 +25,7 @@ test('close() stops accepting, lets the store in flight finish, and aborts idle 
   busy.write(pData(1, false, false, dataset.subarray(0, 10_000)));
   // The transfer is under way once its temporary file exists.
   for (let attempt = 0; (await listFiles(join(harness.dataDir, 'dicom', 'tmp'))).length === 0; attempt++) {
-    assert.ok(attempt < 200, 'the transfer never started');
+    assert.ok(attempt < 600, 'the transfer never started');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
