@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../storage/database.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
+import { inTransaction } from '../records/store-transaction.ts';
 import type { SiteContext } from '../site-context.ts';
 import { cleanText } from './dicom-values.ts';
 import { readReport, type ImagingReport, type ReportStatus } from './report-queries.ts';
@@ -27,7 +28,12 @@ export interface CreateReportInput {
   authorUserId?: string;
 }
 
+/** Each write runs in one transaction with its audit event (joining the caller's, if any). */
 export async function createReport(db: Queryable, site: SiteContext, input: CreateReportInput): Promise<ImagingReport> {
+  return inTransaction(db, (tx) => insertReport(tx, site, input));
+}
+
+async function insertReport(db: Queryable, site: SiteContext, input: CreateReportInput): Promise<ImagingReport> {
   const status = input.status ?? 'draft';
   if (status !== 'draft' && status !== 'completed') {
     throw new DomainError('invalid', 'status must be draft or completed', [{ message: 'status must be draft or completed', location: 'status' }]);
@@ -57,6 +63,10 @@ export async function updateDraft(
   id: string,
   input: { text: string; expectedVersion?: number },
 ): Promise<ImagingReport> {
+  return inTransaction(db, (tx) => replaceDraftText(tx, site, id, input));
+}
+
+async function replaceDraftText(db: Queryable, site: SiteContext, id: string, input: { text: string; expectedVersion?: number }): Promise<ImagingReport> {
   const text = checkText(input.text, 'draft');
   const current = await requireReport(db, site, id);
   if (current.status === 'completed') throw completedConflict(id);
@@ -78,6 +88,15 @@ export async function completeReport(
   site: SiteContext,
   id: string,
   input: { text?: string; authorUserId?: string; expectedVersion?: number } = {},
+): Promise<ImagingReport> {
+  return inTransaction(db, (tx) => markCompleted(tx, site, id, input));
+}
+
+async function markCompleted(
+  db: Queryable,
+  site: SiteContext,
+  id: string,
+  input: { text?: string; authorUserId?: string; expectedVersion?: number },
 ): Promise<ImagingReport> {
   const current = await requireReport(db, site, id);
   if (current.status === 'completed') throw completedConflict(id);

@@ -189,3 +189,42 @@ test("a study cannot be pointed at another site's patient", async () => {
   const foreign = await patientIn(other);
   await assert.rejects(linkStudy(site, study, foreign), /imaging_study_patient_fkey/);
 });
+
+test('an edit racing a completion never changes a completed report behind its author', async () => {
+  const site = await createTestSite(db.database);
+  const author = await userIn(site);
+  for (let round = 0; round < 6; round++) {
+    const draft = await createReport(db.database, site, { studyInstanceUid: await studyIn(site), text: 'first text' });
+    const [edit, completion] = await Promise.allSettled([
+      updateDraft(db.database, site, draft.id, { text: 'edited text' }),
+      completeReport(db.database, site, draft.id, { authorUserId: author }),
+    ]);
+    const stored = await readReport(db.database, site, draft.id);
+    if (completion.status === 'fulfilled') {
+      // Completed: the stored text is exactly the text the completion returned, whichever order
+      // the two ran in; an edit that came second was refused.
+      assert.equal(stored?.status, 'completed');
+      assert.equal(stored?.text, completion.value.text);
+      if (completion.value.text === 'first text') assert.ok(edit.status === 'rejected' && isDomainError(edit.reason, 'conflict'));
+    } else {
+      // The completion lost the race to the edit: it is refused rather than completing unseen text.
+      assert.ok(isDomainError(completion.reason, 'precondition-failed'));
+      assert.equal(edit.status, 'fulfilled');
+      assert.equal(stored?.status, 'draft');
+      assert.equal(stored?.text, 'edited text');
+    }
+  }
+});
+
+test('creation and completion are in the audit log with the actor', async () => {
+  const base = await createTestSite(db.database);
+  const userId = await userIn(base);
+  const site: SiteContext = { ...base, actor: { kind: 'user', userId } };
+  const draft = await createReport(db.database, site, { studyInstanceUid: await studyIn(site), text: 'x' });
+  await completeReport(db.database, site, draft.id);
+  const { rows } = await db.database.query('SELECT action, actor FROM audit_event WHERE site_id = $1 AND target_id = $2 ORDER BY id', [site.siteId, draft.id]);
+  assert.deepEqual(rows, [
+    { action: 'report.create', actor: `user:${userId}` },
+    { action: 'report.complete', actor: `user:${userId}` },
+  ]);
+});
