@@ -244,7 +244,7 @@ test('database unavailable during the AE title lookup: rejected as transient, no
   }
 });
 
-test('out-of-order DIMSE traffic gets A-ABORT: data set without command, response sent to the SCP, oversized command, release mid-message', async () => {
+test('out-of-order or malformed DIMSE traffic gets A-ABORT: data set without command, response sent to the SCP, oversized or malformed command, release mid-message', async () => {
   const site = await createTestSite(harness.db.database);
   const storage = { id: 1, abstractSyntax: '1.2.840.10008.5.1.4.1.1.2', transferSyntaxes: ['1.2.840.10008.1.2.1'] };
   const echoResponse = Buffer.from(cEchoRequest(1));
@@ -269,6 +269,12 @@ test('out-of-order DIMSE traffic gets A-ABORT: data set without command, respons
       2,
     ],
   ];
+  const foreignGroup = Buffer.concat([cEchoRequest(1), Buffer.from([0x08, 0x00, 0x20, 0x00, 0x02, 0x00, 0x00, 0x00, 0x41, 0x41])]);
+  const truncatedElement = Buffer.concat([cEchoRequest(1), Buffer.from([0x00, 0x00, 0x00, 0x10, 0x40, 0x00, 0x00, 0x00, 0x41])]);
+  cases.push(
+    ['a command set holding a non-command element', (peer) => peer.write(pData(1, true, true, foreignGroup)), 6],
+    ['a command element running past the command set', (peer) => peer.write(pData(1, true, true, truncatedElement)), 6],
+  );
   for (const [name, send, reason] of cases) {
     const peer = await associate(harness.listener.port, site.aeTitle, [storage]);
     send(peer);
