@@ -2,7 +2,7 @@
 import type { Transaction } from '../../storage/database.ts';
 import { ensurePatient, upsertPatientDemographics } from '../../domain/patients/demographics.ts';
 import { mergePatients } from '../../domain/patients/merge.ts';
-import { recordPatientObservation } from '../../domain/patients/observations.ts';
+import { recordPatientDocument, recordPatientObservation } from '../../domain/patients/observations.ts';
 import { recordVisit } from '../../domain/patients/visits.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import { errorCodes, warning, type Problem } from '../problems.ts';
@@ -47,6 +47,10 @@ export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan):
       for (const observation of plan.observations) {
         const stored = await recordPatientObservation(tx, site, patientId, observation);
         summary.observationIds.push(stored.observation.id!);
+      }
+      for (const document of plan.documents) {
+        const stored = await recordPatientDocument(tx, site, patientId, document);
+        summary.observationIds.push(stored.document.id!);
       }
       return summary;
     }

@@ -3,10 +3,11 @@
  * what the gateway accepts (HL7 v2.5.1 section 2.9.2: message type, event, processing id,
  * version), then maps PID/PV1/MRG/OBX. Every problem found is returned, not just the first.
  */
-import type { Observation, Patient } from '@medplum/fhirtypes';
+import type { DocumentReference, Observation, Patient } from '@medplum/fhirtypes';
 import type { VisitContext } from '../../domain/patients/visits.ts';
 import { readHeader, type MessageHeader } from '../er7/header.ts';
 import { fieldOf, valueOf, type Hl7Message, type Segment } from '../er7/message.ts';
+import { documentValueTypes, mapObxDocument } from '../mapping/document.ts';
 import { mapObx } from '../mapping/observation.ts';
 import { identifierList, mapPid, type DemographicElement } from '../mapping/patient.ts';
 import { mapPv1 } from '../mapping/visit.ts';
@@ -15,7 +16,7 @@ import { errorCodes, error, warning, type Problem } from '../problems.ts';
 export type Plan =
   | { kind: 'demographics'; patient: Patient; clear: DemographicElement[]; visit?: VisitContext }
   | { kind: 'merge'; merges: { sourceIdentifier: string; target: Patient; location: Segment }[] }
-  | { kind: 'results'; patient: Patient; visit?: VisitContext; observations: Observation[] };
+  | { kind: 'results'; patient: Patient; visit?: VisitContext; observations: Observation[]; documents: DocumentReference[] };
 
 export interface PlanResult {
   header: MessageHeader;
@@ -124,6 +125,7 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
   if (mapped) problems.push(...mapped.problems);
   const visit = visitOf(message, problems);
   const observations: Observation[] = [];
+  const documents: DocumentReference[] = [];
   let obr: Segment | undefined;
   let orc: Segment | undefined;
   let position = 0;
@@ -141,6 +143,11 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
     else if (segment.name === 'OBR') {
       obr = segment;
       position = 0;
+    } else if (segment.name === 'OBX' && documentValueTypes.has(valueOf(segment, 2).trim().toUpperCase())) {
+      position++;
+      const result = mapObxDocument(segment, { obr, orc, sendingFacility: header.sendingFacility, positionInGroup: position });
+      problems.push(...result.problems);
+      if (result.document) documents.push(result.document);
     } else if (segment.name === 'OBX') {
       position++;
       const result = mapObx(segment, { obr, orc, sendingFacility: header.sendingFacility, positionInGroup: position });
@@ -152,10 +159,11 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
       }
     }
   }
-  if (observations.length === 0 && !problems.some((p) => p.severity === 'E')) {
+  if (observations.length === 0 && documents.length === 0 && !problems.some((p) => p.severity === 'E')) {
     problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
   }
   if (assumedUtc) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC'));
   if (!mapped) return undefined;
-  return visit ? { kind: 'results', patient: mapped.patient, visit, observations } : { kind: 'results', patient: mapped.patient, observations };
+  const plan: Plan = { kind: 'results', patient: mapped.patient, observations, documents };
+  return visit ? { ...plan, visit } : plan;
 }

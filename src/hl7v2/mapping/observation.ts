@@ -95,7 +95,7 @@ export function mapObx(obx: Segment, context: ResultContext): MappedObservation 
   return hasErrors ? { problems } : { observation, problems };
 }
 
-function resultKey(obx: Segment, context: ResultContext): string {
+export function resultKey(obx: Segment, context: ResultContext): string {
   const order = [
     [context.obr, 3],
     [context.obr, 2],

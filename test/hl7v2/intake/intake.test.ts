@@ -2,7 +2,7 @@
 // "retry later" when the database is away.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Condition, Observation, Patient } from '@medplum/fhirtypes';
+import type { Condition, DocumentReference, Observation, Patient } from '@medplum/fhirtypes';
 import { listMessages } from '../../../src/domain/messages/message-log.ts';
 import { listVisits } from '../../../src/domain/patients/visits.ts';
 import { resourceStore } from '../../../src/domain/records/resource-store.ts';
@@ -58,7 +58,7 @@ test('a message is applied whole or not at all, and the AE names every problem',
   );
   const outcome = await send(site, raw);
   assert.equal(outcome.ackCode, 'AE');
-  assert.deepEqual(outcome.errors.map((e) => e.location), ['PID[1]-7.1', 'OBX[1]-5', 'OBX[2]-2']);
+  assert.deepEqual(outcome.errors.map((e) => e.location), ['PID[1]-7.1', 'OBX[1]-5', 'OBX[2]-5.5']);
   assert.equal((outcome.ack.match(/\rERR\|/g) ?? []).length, 3);
   assert.equal(await resourceStore(db.database, site).findPatientByBusinessIdentifier('W1'), undefined);
   const log = await listMessages(db.database, site);
@@ -148,6 +148,29 @@ test('NTE segments after an OBX become notes of that Observation', async () => {
   const [glucose, remark] = (await store.listPatientCompartment(patient.id!)) as Observation[];
   assert.deepEqual(glucose!.note, [{ text: 'fasting sample' }, { text: 'line two\nline three' }]);
   assert.equal(remark!.note, undefined);
+});
+
+test('ED and RP results become DocumentReferences of the patient, re-sent without duplicates', async () => {
+  const site = await createTestSite(db.database);
+  const pdf = Buffer.from('%PDF-1.4 report').toString('base64');
+  const raw = () =>
+    message(
+      ['PID|1||DOC1^^^H^MR', 'OBR|1||ORD-D|11502-2^Lab report^LN|||20240105101500+0100', `OBX|1|ED|11502-2^Lab report^LN||LAB^Application^PDF^Base64^${pdf}||||||F`, 'OBX|2|RP|18748-4^Imaging report^LN||https://pacs.example.org/r/1^PACS^TEXT^HTML||||||P'],
+      { type: 'ORU^R01^ORU_R01' },
+    );
+  assert.equal((await send(site, raw())).ackCode, 'AA');
+  assert.equal((await send(site, raw())).ackCode, 'AA');
+  const store = resourceStore(db.database, site);
+  const patient = (await store.findPatientByBusinessIdentifier('DOC1'))!;
+  const documents = (await store.listPatientCompartment(patient.id!)) as DocumentReference[];
+  assert.equal(documents.length, 2);
+  assert.equal(documents[0]!.resourceType, 'DocumentReference');
+  assert.deepEqual(documents[0]!.content[0]!.attachment, { contentType: 'application/pdf', data: pdf });
+  assert.equal(documents[0]!.docStatus, 'final');
+  assert.equal(documents[0]!.date, '2024-01-05T10:15:00+01:00');
+  assert.equal(documents[0]!.subject!.reference, `Patient/${patient.id}`);
+  assert.deepEqual(documents[1]!.content[0]!.attachment, { url: 'https://pacs.example.org/r/1', contentType: 'text/html' });
+  assert.equal(documents[1]!.docStatus, 'preliminary');
 });
 
 test('ADT^A40 moves the source record to the target; re-sending changes nothing; an unknown source is a warning', async () => {
