@@ -67,7 +67,7 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
     read: (type, id) => readCurrent(db, site, type, id),
     vread: (type, id, versionId) => readVersion(db, site, type, id, versionId),
     update: (resource, options) => inTransaction(db, (tx) => replaceResource(tx, site, resource, options)),
-    history: (type, id, options = {}) => readHistory(db, site, type, id, { count: options.count ?? 100, ...options }),
+    history: (type, id, options = {}) => readHistory(db, site, type, id, { ...options, count: options.count ?? 100 }),
     findByIdentifier: (type, identifier) => readByIdentifier(db, site, type, identifier),
     findPatientByBusinessIdentifier: (value) => readPatientByBusinessIdentifier(db, site, value),
     findOrCreatePatient: (value, build) =>
