@@ -33,6 +33,9 @@ const cases: { name: string; msh: string; segments: string[]; rejected: boolean;
   { name: 'SN that is not structured numeric', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||~^5^+^x||||||F'], rejected: false, found: ['E 102 OBX[1]-5'] },
   { name: 'bad OBX-14', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||1||||||F|||2024-01-01'], rejected: false, found: ['E 102 OBX[1]-14'] },
   { name: 'bad DT value', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|DT|1-1^A^LN||20241345||||||F'], rejected: false, found: ['E 102 OBX[1]-5'] },
+  { name: 'ED whose data is not Base64', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|ED|1-1^A^LN||LAB^Application^PDF^Base64^not*base64!||||||F'], rejected: false, found: ['E 102 OBX[1]-5.5'] },
+  { name: 'RP whose pointer is not a URL', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|RP|1-1^A^LN||just text^APP^TEXT^HTML||||||F'], rejected: false, found: ['E 102 OBX[1]-5.1'] },
+  { name: 'ED repeated', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|ED|1-1^A^LN||^TEXT^PLAIN^A^x~^TEXT^PLAIN^A^y||||||F'], rejected: false, found: ['E 102 OBX[1]-5'] },
   { name: 'ORU without OBX is a warning', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1'], rejected: false, found: ['W 100 OBX[1]'] },
 ];
 
