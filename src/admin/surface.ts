@@ -14,6 +14,7 @@ import { registerConnectivityRoutes } from './routes/connectivity-routes.ts';
 import { registerKeyRoutes } from './routes/key-routes.ts';
 import { registerMessageRoutes } from './routes/message-routes.ts';
 import { registerReportRoutes } from './routes/report-routes.ts';
+import { registerServiceAdminRoutes } from './routes/service-admin-routes.ts';
 import { registerSessionProbe, registerSessionRoutes, registerSignIn } from './routes/session-routes.ts';
 import { registerSiteRoutes } from './routes/site-routes.ts';
 import { registerUserRoutes } from './routes/user-routes.ts';
@@ -40,6 +41,7 @@ export const adminSurface: HttpSurface = {
       await registerSessionRoutes(scope, services);
       await registerSiteRoutes(scope, services);
       await registerUserRoutes(scope, services);
+      await registerServiceAdminRoutes(scope, services);
       await registerKeyRoutes(scope, services);
       await registerClientRoutes(scope, services);
       await registerWorklistRoutes(scope, services);

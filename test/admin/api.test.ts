@@ -312,3 +312,38 @@ test('the service audit log is the service admin\'s; entries name the acting use
   assert.equal(older.statusCode, 200);
   assert.ok(Number(older.json().events[0].id) < Number(audit.json().events[4].id));
 });
+
+test('service admins: only service admins list, add, reset and deactivate them; site users are not reachable here', async () => {
+  const email = uniqueEmail('ops');
+  const created = await app.inject(as(service, { method: 'POST', url: '/api/service-admins', payload: { email } }));
+  assert.equal(created.statusCode, 201, created.body);
+  assert.equal(created.json().user.role, 'service-admin');
+  assert.equal(created.json().user.site_id, null);
+  const theirs = await signIn(app, email, created.json().generated_password);
+  const list = await app.inject(as(theirs, { url: '/api/service-admins' }));
+  assert.ok(list.json().users.every((u: { role: string }) => u.role === 'service-admin'));
+  assert.ok(list.json().users.some((u: { email: string }) => u.email === email));
+
+  const site = await createTestSite(db.database);
+  const siteAdmin = await createTestUser(db.database, site, 'site-admin');
+  const siteAdminSigned = await signIn(app, siteAdmin.email);
+  for (const [method, url, payload] of [
+    ['GET', '/api/service-admins'],
+    ['POST', '/api/service-admins', { email: uniqueEmail() }],
+    ['PATCH', `/api/service-admins/${service.userId}`, { active: false }],
+  ] as const) {
+    assert.equal((await app.inject(as(siteAdminSigned, { method, url, ...(payload ? { payload } : {}) }))).statusCode, 403, `${method} ${url}`);
+  }
+  const notServiceAdmin = await app.inject(as(service, { method: 'PATCH', url: `/api/service-admins/${siteAdmin.id}`, payload: { active: false } }));
+  assert.equal(notServiceAdmin.statusCode, 404, 'a site user is not managed here');
+  const self = await app.inject(as(theirs, { method: 'PATCH', url: `/api/service-admins/${theirs.userId}`, payload: { active: false } }));
+  assert.equal(self.statusCode, 422);
+
+  const reset = await app.inject(as(service, { method: 'POST', url: `/api/service-admins/${theirs.userId}/password`, payload: {} }));
+  assert.equal(reset.statusCode, 200);
+  assert.equal((await app.inject({ url: '/api/session', headers: { cookie: theirs.cookie } })).json().user, null, 'their sessions ended');
+  const deactivated = await app.inject(as(service, { method: 'PATCH', url: `/api/service-admins/${theirs.userId}`, payload: { active: false } }));
+  assert.equal(deactivated.json().active, false);
+  const refused = await app.inject({ method: 'POST', url: '/api/session', payload: { email, password: reset.json().generated_password } });
+  assert.equal(refused.statusCode, 401);
+});

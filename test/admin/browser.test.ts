@@ -112,6 +112,12 @@ test('a new operator sets up a site end to end from the browser; a clinician rep
   await heading(page, 'Sites').waitFor();
   await page.getByText('No sites yet').waitFor();
   await screenshot(page, '02-sites-empty');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Service admins' }).click();
+  await heading(page, 'Service admins').waitFor();
+  await page.getByRole('cell', { name: initialAdminEmail }).waitFor();
+  await screenshot(page, '02b-service-admins');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sites' }).click();
+  await heading(page, 'Sites').waitFor();
 
   // 2. Create a site; an invalid AE title is explained next to its field.
   await page.getByLabel('Name').fill('Northfield Imaging');

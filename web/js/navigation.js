@@ -6,6 +6,7 @@ import { h } from './dom.js';
 const areaRoles = {
   sites: ['service-admin'],
   serviceAudit: ['service-admin'],
+  serviceAdmins: ['service-admin'],
   siteSettings: ['service-admin', 'site-admin'],
   users: ['service-admin', 'site-admin'],
   keys: ['service-admin', 'site-admin'],
@@ -42,7 +43,7 @@ const siteLinks = [
 export function navigation(user, site, path) {
   /** @type {[string, string][]} */
   const links = [];
-  if (user.role === 'service-admin') links.push(['/sites', 'Sites'], ['/audit', 'Service audit']);
+  if (user.role === 'service-admin') links.push(['/sites', 'Sites'], ['/admins', 'Service admins'], ['/audit', 'Service audit']);
   if (site) {
     for (const [suffix, text, area] of siteLinks) if (areaAllowed(area, user)) links.push([`/sites/${site.id}${suffix}`, text]);
   }

@@ -8,6 +8,7 @@ import { messagePage, messagesPage } from './pages/messages.js';
 import { siteOverviewPage } from './pages/site-overview.js';
 import { sitesPage } from './pages/sites.js';
 import { studyPage } from './pages/study.js';
+import { serviceAdminsPage } from './pages/service-admins.js';
 import { usersPage } from './pages/users.js';
 import { worklistPage } from './pages/worklist.js';
 
@@ -21,6 +22,7 @@ import { worklistPage } from './pages/worklist.js';
 export const routes = [
   { path: '/sites', area: 'sites', page: sitesPage },
   { path: '/audit', area: 'serviceAudit', page: auditPage },
+  { path: '/admins', area: 'serviceAdmins', page: serviceAdminsPage },
   { path: '/account', area: 'account', page: accountPage },
   { path: '/sites/:siteId', area: 'siteSettings', page: siteOverviewPage },
   { path: '/sites/:siteId/users', area: 'users', page: usersPage },
