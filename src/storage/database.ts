@@ -68,6 +68,12 @@ export class Database implements Queryable {
         throw translate(error);
       }
       let broken = false;
+      // While checked out, a client has no pool listener: a backend terminated mid-transaction
+      // would emit an unhandled 'error' and take the process down. The failing query rejects too.
+      const onClientError = () => {
+        broken = true;
+      };
+      client.on('error', onClientError);
       try {
         await client.query(`BEGIN ISOLATION LEVEL ${isolation.toUpperCase()}`);
         const tx = Object.assign(Object.create(null), {
@@ -88,6 +94,7 @@ export class Database implements Queryable {
         if (isTransientDatabaseError(error)) broken = true;
         throw translate(error);
       } finally {
+        client.off('error', onClientError);
         client.release(broken);
       }
     }

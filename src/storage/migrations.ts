@@ -56,6 +56,8 @@ export async function migrate(database: Database): Promise<MigrationReport> {
   } catch (error) {
     throw isTransientDatabaseError(error) ? new TransientStorageError('the database is unavailable', { cause: error }) : error;
   }
+  const ignoreClientError = () => {};
+  client.on('error', ignoreClientError);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migration (
@@ -100,6 +102,7 @@ export async function migrate(database: Database): Promise<MigrationReport> {
     return report;
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [migrationLockKey]).catch(() => {});
+    client.off('error', ignoreClientError);
     client.release();
   }
 }
