@@ -133,6 +133,15 @@ test('a new operator sets up a site end to end from the browser; a clinician rep
   await heading(page, 'Northfield Imaging').waitFor();
   const siteId = /#\/sites\/([0-9a-f-]{36})$/.exec(page.url())![1]!;
   await screenshot(page, '03-site-overview');
+  // The site switcher in the header: choosing does not navigate until Open.
+  const switcher = page.getByRole('form', { name: 'Choose a site' });
+  await switcher.getByLabel('Site').selectOption({ label: 'All sites' });
+  await heading(page, 'Northfield Imaging').waitFor();
+  await switcher.getByRole('button', { name: 'Open' }).click();
+  await heading(page, 'Sites').waitFor();
+  await page.getByRole('form', { name: 'Choose a site' }).getByLabel('Site').selectOption({ label: 'Northfield Imaging' });
+  await page.getByRole('form', { name: 'Choose a site' }).getByRole('button', { name: 'Open' }).click();
+  await heading(page, 'Northfield Imaging').waitFor();
 
   // 3. Users: a clinician with a chosen password.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).click();

@@ -152,27 +152,28 @@ function shell(user, site, sites, path, main) {
     event.preventDefault();
     main.focus();
   });
-  const switcher =
-    user.role === 'service-admin' && sites.length > 0
-      ? h(
-          'label',
-          { class: 'site-switcher' },
-          h('span', { class: 'visually-hidden' }, 'Site'),
-          h(
-            'select',
-            {
-              onchange: (/** @type {Event} */ event) => {
-                const value = /** @type {HTMLSelectElement} */ (event.target).value;
-                navigate(value ? `/sites/${value}` : '/sites');
-              },
-            },
-            h('option', { value: '', selected: !site }, 'All sites'),
-            sites.map((s) => h('option', { value: s.id, selected: site?.id === s.id }, s.name)),
-          ),
-        )
-      : site
-        ? h('span', { class: 'site-name' }, site.name)
-        : null;
+  // A select and a button, not navigation on change: WCAG 3.2.2 (On Input) — arrowing through
+  // the options with the keyboard must not leave the page.
+  /** @type {HTMLElement | null} */
+  let switcher = site ? h('span', { class: 'site-name' }, site.name) : null;
+  if (user.role === 'service-admin' && sites.length > 0) {
+    const select = /** @type {HTMLSelectElement} */ (h(
+      'select',
+      { id: 'site-switcher', name: 'site' },
+      h('option', { value: '', selected: !site }, 'All sites'),
+      sites.map((s) => h('option', { value: s.id, selected: site?.id === s.id }, s.name)),
+    ));
+    switcher = h(
+      'form',
+      { class: 'site-switcher', 'aria-label': 'Choose a site', onsubmit: (/** @type {Event} */ event) => {
+        event.preventDefault();
+        navigate(select.value ? `/sites/${select.value}` : '/sites');
+      } },
+      h('label', { for: 'site-switcher', class: 'visually-hidden' }, 'Site'),
+      select,
+      h('button', { type: 'submit' }, 'Open'),
+    );
+  }
   return [
     skip,
     h(
