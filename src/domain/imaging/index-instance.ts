@@ -56,29 +56,25 @@ const instanceColumns = `id, sop_instance_uid, sop_class_uid, transfer_syntax_ui
 
 export async function indexInstance(tx: Transaction, site: SiteContext, instance: ReceivedInstance): Promise<IndexResult> {
   const value = normalizeReceivedInstance(instance);
-  // Two associations storing the same SOP Instance UID at once: the second waits here until the
-  // first commits, then sees its row and takes the duplicate path.
-  await tx.query({
-    name: 'imaging-instance-lock',
-    text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 3))',
-    values: [`${site.siteId}/${value.sopInstanceUid}`],
+  // Claim the SOP Instance UID first. A concurrent store of the same UID waits on the unique
+  // index until the first commits (then finds its row) or rolls back (then this one proceeds).
+  // The instance's foreign keys are deferred to commit (migration 0303), by which time this
+  // transaction has written the study and series rows below.
+  const id = randomUUID();
+  const claimed = await tx.query({
+    name: 'imaging-instance-claim',
+    text: `INSERT INTO imaging_instance (site_id, sop_instance_uid, id, study_instance_uid, series_instance_uid,
+             sop_class_uid, transfer_syntax_uid, instance_number, storage_path, size_bytes, sha256,
+             calling_ae_title, remote_address)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+           ON CONFLICT (site_id, sop_instance_uid) DO NOTHING`,
+    values: [
+      site.siteId, value.sopInstanceUid, id, value.studyInstanceUid, value.seriesInstanceUid, value.sopClassUid,
+      value.transferSyntaxUid, value.instanceNumber, value.storagePath, value.sizeBytes, value.sha256,
+      value.callingAeTitle, value.remoteAddress,
+    ],
   });
-  const existing = await findInstance(tx, site, value.sopInstanceUid);
-  if (existing) {
-    const patient = await tx.query<{ patient_id: string | null }>({
-      name: 'imaging-study-patient',
-      text: 'SELECT patient_id FROM imaging_study WHERE site_id = $1 AND study_instance_uid = $2',
-      values: [site.siteId, existing.studyInstanceUid],
-    });
-    return {
-      outcome: existing.sha256 === value.sha256 ? 'duplicate-identical' : 'duplicate-different',
-      instanceId: existing.id,
-      storagePath: existing.storagePath,
-      studyInstanceUid: existing.studyInstanceUid,
-      patientId: patient.rows[0]?.patient_id ?? null,
-      warnings: [],
-    };
-  }
+  if (claimed.rowCount === 0) return duplicateOf(tx, site, value);
 
   const warnings: string[] = [];
   const study = await upsertStudy(tx, site, value);
@@ -90,20 +86,30 @@ export async function indexInstance(tx: Transaction, site: SiteContext, instance
     patientId = await linkStudyPatient(tx, site, value.studyInstanceUid, { ...value, patientId: study.dicomPatientId });
   }
   await upsertSeries(tx, site, value);
-  const id = randomUUID();
-  await tx.query({
-    name: 'imaging-instance-insert',
-    text: `INSERT INTO imaging_instance (site_id, sop_instance_uid, id, study_instance_uid, series_instance_uid,
-             sop_class_uid, transfer_syntax_uid, instance_number, storage_path, size_bytes, sha256,
-             calling_ae_title, remote_address)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-    values: [
-      site.siteId, value.sopInstanceUid, id, value.studyInstanceUid, value.seriesInstanceUid, value.sopClassUid,
-      value.transferSyntaxUid, value.instanceNumber, value.storagePath, value.sizeBytes, value.sha256,
-      value.callingAeTitle, value.remoteAddress,
-    ],
-  });
   return { outcome: 'stored', instanceId: id, storagePath: value.storagePath, studyInstanceUid: value.studyInstanceUid, patientId, warnings };
+}
+
+/** The SOP Instance UID is already indexed in this site: compare bytes, change nothing. */
+async function duplicateOf(tx: Transaction, site: SiteContext, value: NormalizedInstance): Promise<IndexResult> {
+  const { rows } = await tx.query<{ id: string; storage_path: string; sha256: string; study_instance_uid: string; patient_id: string | null }>({
+    name: 'imaging-instance-duplicate',
+    text: `SELECT i.id, i.storage_path, i.sha256, i.study_instance_uid, s.patient_id
+           FROM imaging_instance i
+           LEFT JOIN imaging_study s ON s.site_id = i.site_id AND s.study_instance_uid = i.study_instance_uid
+           WHERE i.site_id = $1 AND i.sop_instance_uid = $2`,
+    values: [site.siteId, value.sopInstanceUid],
+  });
+  const existing = rows[0];
+  // The conflicting row is committed, or this transaction's own: either way this statement sees it.
+  if (!existing) throw new Error(`SOP Instance ${value.sopInstanceUid} conflicted but cannot be read`);
+  return {
+    outcome: existing.sha256 === value.sha256 ? 'duplicate-identical' : 'duplicate-different',
+    instanceId: existing.id,
+    storagePath: existing.storage_path,
+    studyInstanceUid: existing.study_instance_uid,
+    patientId: existing.patient_id,
+    warnings: [],
+  };
 }
 
 /**
