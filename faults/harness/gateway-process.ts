@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { freeLoopbackPort } from './ports.ts';
 import { readResident } from './process-stats.ts';
@@ -34,6 +34,8 @@ export class GatewayProcess {
   readonly logDir: string;
   /** Surfaces the last start reported as listening. */
   listening = new Set<SurfaceName>();
+  /** True between the end of a start and the next kill or stop. */
+  ready = false;
   starts = 0;
   #child: ChildProcess | undefined;
   #exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
@@ -82,9 +84,10 @@ export class GatewayProcess {
   }
 
   /** Starts `serve` and resolves once it prints that it is running (its listeners are bound). */
-  async start(timeoutMs = 60_000): Promise<void> {
+  async start(timeoutMs = 180_000): Promise<void> {
     if (this.running) throw new Error('the service is already running');
     this.starts++;
+    this.ready = false;
     this.#log = createWriteStream(join(this.logDir, `serve-${this.starts}.log`));
     const child = spawn(process.execPath, serveArgs, { cwd: repositoryRoot, env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
@@ -106,6 +109,7 @@ export class GatewayProcess {
           // The summary is written in one call; wait for its last line before reading it.
           if (stderr.slice(at).split('\n').length > listening.size) {
             this.listening = listening;
+            this.ready = true;
             resolveReady();
           }
         }
@@ -121,10 +125,23 @@ export class GatewayProcess {
     await withDeadline(timeoutMs, 'service start', ready);
   }
 
+  /** The first error-looking lines the last start wrote outside its JSON log (a crash's trace). */
+  crashExcerpt(): string {
+    try {
+      const text = readFileSync(join(this.logDir, `serve-${this.starts}.log`), 'utf8');
+      const lines = text.split('\n').filter((l) => !l.startsWith('{'));
+      const at = lines.findIndex((l) => /Error|Unhandled|throw/.test(l));
+      return at < 0 ? '' : lines.slice(at, at + 6).map((l) => l.trim()).join(' / ');
+    } catch {
+      return '';
+    }
+  }
+
   /** SIGKILL: no shutdown hook runs, as in a power cut of the process. */
   async kill(): Promise<void> {
     if (!this.running) return;
     this.#expectingExit = true;
+    this.ready = false;
     this.#child!.kill('SIGKILL');
     await this.#exit;
     this.#log?.end();

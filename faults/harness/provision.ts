@@ -1,14 +1,14 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { repositoryRoot, type GatewayProcess } from './gateway-process.ts';
-
-const execFileAsync = promisify(execFile);
+import { createIntegrationClient } from '../../src/domain/clients/integration-clients.ts';
+import { createApiKey } from '../../src/domain/keys/api-keys.ts';
+import { createSite } from '../../src/domain/sites/sites.ts';
+import { createUser } from '../../src/domain/users/users.ts';
+import { Database } from '../../src/storage/database.ts';
+import { migrate } from '../../src/storage/migrations.ts';
+import type { GatewayProcess } from './gateway-process.ts';
 
 /**
- * Everything a scenario needs of one site, made through the operator CLI exactly as an operator
- * would (DESIGN.md section 3): the site with its AE title, a clinician, an API key and an MLLP
+ * Everything a scenario needs of one site: the site with its AE title, a clinician, an API key and an MLLP
  * integration client bound to loopback and to a sending application/facility.
  */
 export interface ProvisionedSite {
@@ -21,33 +21,27 @@ export interface ProvisionedSite {
   mllp: { clientId: string; sendingApplication: string; sendingFacility: string };
 }
 
-export async function cli(gateway: GatewayProcess, args: string[]): Promise<unknown> {
-  try {
-    const { stdout } = await execFileAsync(process.execPath, [join(repositoryRoot, 'bin/clinical-gateway.js'), ...args, '--json'], {
-      cwd: repositoryRoot,
-      env: gateway.env(),
-      timeout: 60_000,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return JSON.parse(stdout);
-  } catch (error) {
-    const e = error as { stderr?: string; message: string };
-    throw new Error(`clinical-gateway ${args.join(' ')} failed: ${(e.stderr || e.message).trim()}`);
-  }
-}
-
+/**
+ * Provisions through the domain functions the CLI itself calls (src/cli/commands/*), in-process:
+ * four CLI processes per site cost a minute on a busy machine, and the campaign is about faults,
+ * not about the CLI (which has its own tests). The schema is migrated first, as `serve` would.
+ */
 export async function provisionSite(gateway: GatewayProcess, label: string): Promise<ProvisionedSite> {
-  const suffix = randomBytes(4).toString('hex').toUpperCase();
-  const name = `Faults ${label} ${suffix}`;
-  const aeTitle = `F${label.slice(0, 6).toUpperCase()}${suffix}`.slice(0, 16);
-  const site = (await cli(gateway, ['site', 'create', '--name', name, '--ae-title', aeTitle, '--patient-put-creates'])) as { id: string };
-  const user = (await cli(gateway, ['user', 'create', '--site', site.id, '--email', `faults-${suffix.toLowerCase()}@example.test`, '--role', 'clinician', '--password', `pw-${randomBytes(12).toString('hex')}`])) as { id: string };
-  const key = (await cli(gateway, ['key', 'create', '--site', site.id, '--user', user.id, '--label', 'faults'])) as { id: string; key: string };
-  const sendingApplication = `FAULTS_${suffix}`;
-  const sendingFacility = `FAC_${label.toUpperCase()}`;
-  const client = (await cli(gateway, [
-    'client', 'create', '--site', site.id, '--name', `faults mllp ${suffix}`, '--protocol', 'hl7-mllp', '--allowed-ips', '127.0.0.1',
-    '--sending-application', sendingApplication, '--sending-facility', sendingFacility,
-  ])) as { id: string };
-  return { id: site.id, name, aeTitle, apiKey: key.key, apiKeyId: key.id, userId: user.id, mllp: { clientId: client.id, sendingApplication, sendingFacility } };
+  const database = new Database({ connectionString: gateway.databaseUrl, maxConnections: 2 });
+  try {
+    await migrate(database);
+    const suffix = randomBytes(4).toString('hex').toUpperCase();
+    const name = `Faults ${label} ${suffix}`;
+    const aeTitle = `F${label.slice(0, 6).toUpperCase()}${suffix}`.slice(0, 16);
+    const operator = { kind: 'operator' as const };
+    const site = await createSite(database, { name, aeTitle, patientPutCreates: true, mllpAllowAnyIp: false }, operator);
+    const { user } = await createUser(database, { siteId: site.id, email: `faults-${suffix.toLowerCase()}@example.test`, role: 'clinician', password: `pw-${randomBytes(12).toString('hex')}` }, operator);
+    const { apiKey, key } = await createApiKey(database, { siteId: site.id, userId: user.id, label: 'faults' }, operator);
+    const sendingApplication = `FAULTS_${suffix}`;
+    const sendingFacility = `FAC_${label.toUpperCase()}`;
+    const client = await createIntegrationClient(database, site.id, { name: `faults mllp ${suffix}`, protocol: 'hl7-mllp', allowedIps: '127.0.0.1', sendingApplication, sendingFacility }, operator);
+    return { id: site.id, name, aeTitle, apiKey: key, apiKeyId: apiKey.id, userId: user.id, mllp: { clientId: client.id, sendingApplication, sendingFacility } };
+  } finally {
+    await database.close();
+  }
 }

@@ -55,6 +55,12 @@ export class MixedLoad {
     await Promise.allSettled(this.#workers);
   }
 
+  /** Stops every sender at once (an aborted scenario must not leave load running). */
+  stop(): void {
+    this.control.producing = false;
+    this.control.stopped = true;
+  }
+
   /** Runs the data check on every surface that got load, and the orphan check. */
   async verify(report: ScenarioReport, label: string): Promise<void> {
     const { gateway, sql } = this.#env;

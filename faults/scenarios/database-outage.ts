@@ -20,12 +20,13 @@ export const databaseOutage: Scenario = {
   budgetMs: 5 * 60_000,
   async run(context, report) {
     const env = await createEnvironment(context, 'outage');
+    let load: MixedLoad | undefined;
     try {
       const site = await provisionSite(env.gateway, 'outage');
       await env.gateway.start();
       requireSurfaces(report, env.gateway, ['mllp', 'dicom', 'fhir', 'hl7', 'mpps', 'connectivity']);
       const pidBefore = env.gateway.pid;
-      const load = new MixedLoad(env, site, context.workDir, `O${Date.now().toString(36)}`);
+      load = new MixedLoad(env, site, context.workDir, `O${Date.now().toString(36)}`);
       load.start({ mllpSenders: 8, dicomAssociations: 4, fhirWriters: 16 });
       await sleep(5_000);
       const readyBefore = await readiness(env.gateway);
@@ -57,7 +58,7 @@ export const databaseOutage: Scenario = {
         );
       }
       const diedDuringOutage = !env.gateway.running;
-      check(report, 'the service stays up through the outage', !diedDuringOutage, diedDuringOutage ? `the process exited: ${env.gateway.unexpectedExits.join('; ')} (see the serve log: an unhandled pg client 'error' event)` : `pid ${pidBefore} still running`);
+      check(report, 'the service stays up through the outage', !diedDuringOutage, diedDuringOutage ? `the process exited: ${env.gateway.unexpectedExits.join('; ')}: ${env.gateway.crashExcerpt()}` : `pid ${pidBefore} still running`);
       if (diedDuringOutage) {
         // Restart it so that the rest of the scenario (retries, data check) still tells something.
         report.notes.push('The service process died during the outage and was restarted by the harness so that the senders could finish and the data check could run.');
@@ -81,6 +82,7 @@ export const databaseOutage: Scenario = {
       report.figures['ready again after the database returned, ms'] = recovered ? recoveryMs : 'never';
       for (const [name, count] of Object.entries(load.answerCounts())) report.figures[`answers: ${name}`] = count;
     } finally {
+      load?.stop();
       try {
         context.postgres.start();
       } catch {
