@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
+import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import type { Services } from '../platform/services.ts';
 import { migrate } from '../storage/migrations.ts';
@@ -42,6 +43,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger, catalo
     const report = await migrate(opened.database);
     logger.info({ applied: report.applied, database: opened.kind }, 'database ready');
     await ensureInitialAdmin(opened.database, config.dataDir, logger);
+    // The FHIR definitions take seconds to index and block the event loop while they do: do it
+    // once before any listener accepts, not inside the first request or message.
+    loadStructureDefinitions();
     const services: Services = { database: opened.database, config, logger };
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {
