@@ -22,7 +22,7 @@ export async function worklistPage(context) {
 
   const filterForm = h('form', { class: 'filters', 'aria-label': 'Filter the worklist', role: 'search' },
     field({ label: 'Study date from', name: 'from', type: 'date', value: filters.from }),
-    field({ label: 'to', name: 'to', type: 'date', value: filters.to }),
+    field({ label: 'Study date to', name: 'to', type: 'date', value: filters.to }),
     field({ label: 'Modality (CT, MR…)', name: 'modality', value: filters.modality, attrs: { maxlength: 16, size: 6 } }),
     field({ label: 'Patient name or ID', name: 'patient', value: filters.patient, attrs: { maxlength: 200 } }),
     field({ label: 'Procedure step', name: 'step_status', value: filters.step_status, options: [['', 'Any'], ['IN PROGRESS', 'In progress'], ['COMPLETED', 'Completed'], ['DISCONTINUED', 'Discontinued'], ['none', 'None recorded']] }),
