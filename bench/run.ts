@@ -190,9 +190,20 @@ async function scratchPhase(group: 'mllp' | 'dicom'): Promise<void> {
   }
 }
 
-if (options.scenarios.has('fhir')) await fhirPhase();
-if (options.scenarios.has('mllp')) await scratchPhase('mllp');
-if (options.scenarios.has('dicom')) await scratchPhase('dicom');
+/** A phase that fails is reported as not measured; the others still run and the report is written. */
+async function phase(name: string, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (error) {
+    const reason = `failed: ${(error as Error).message.split('\n')[0]}`;
+    context.skipped.push({ scenario: name, reason });
+    progress(`${name} ${reason}`);
+  }
+}
+
+if (options.scenarios.has('fhir')) await phase('fhir', fhirPhase);
+if (options.scenarios.has('mllp')) await phase('mllp', () => scratchPhase('mllp'));
+if (options.scenarios.has('dicom')) await phase('dicom', () => scratchPhase('dicom'));
 
 const measurements = context.series.filter((series) => series.size > 0).map((series) => series.toMeasurement());
 const results: BenchResults = {
