@@ -29,7 +29,9 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (transientSqlStates.has(code) || code.startsWith('08')) return true;
+    // Class 08 is connection trouble, except 08P01 (protocol violation): that is a bug of ours,
+    // and reporting it as "retry later" would hide it behind endless retries.
+    if (transientSqlStates.has(code) || (code.startsWith('08') && code !== '08P01')) return true;
     if (transientNodeCodes.has(code)) return true;
   }
   // node-postgres reports a dropped socket and pool exhaustion without a code.

@@ -70,9 +70,12 @@ test('site, user and key from the CLI; FHIR, MLLP and DICOM reach the same site;
     env,
   );
   assert.equal(report.status, 'completed');
-  const diagnostic = (await (await fetch(`${fhir}/DiagnosticReport/${report.id}`, { headers: { 'x-api-key': key } })).json()) as { status: string; conclusion: string };
+  const diagnostic = (await (await fetch(`${fhir}/DiagnosticReport/${report.id}`, { headers: { 'x-api-key': key } })).json()) as { status: string; conclusion: string; subject: { reference: string } };
   assert.equal(diagnostic.status, 'final');
   assert.equal(diagnostic.conclusion, 'No acute findings.');
+  // The study was linked to the site's patient 4MR1, created from the DICOM header.
+  const imaged = (await (await fetch(`${fhir}/Patient?identifier=4MR1`, { headers: { 'x-api-key': key } })).json()) as { entry: { resource: { id: string } }[] };
+  assert.equal(diagnostic.subject.reference, `Patient/${imaged.entry[0]!.resource.id}`);
 
   // Revoking the key from the CLI locks the running service's door on the next request.
   const keys = await runCliJson<{ id: string }[]>(['key', 'list', '--site', 'Riverside'], env);

@@ -50,3 +50,13 @@ test('work that throws is rolled back', async () => {
   );
   assert.equal((await db.database.query('SELECT 1 FROM note')).rowCount, 0);
 });
+
+test('connection trouble is transient; a protocol violation (a bug of ours) is not', async () => {
+  const { isTransientDatabaseError } = await import('../../src/storage/errors.ts');
+  const withCode = (code: string) => Object.assign(new Error('x'), { code });
+  assert.equal(isTransientDatabaseError(withCode('08006')), true);
+  assert.equal(isTransientDatabaseError(withCode('57P01')), true);
+  assert.equal(isTransientDatabaseError(withCode('ECONNREFUSED')), true);
+  assert.equal(isTransientDatabaseError(withCode('08P01')), false);
+  assert.equal(isTransientDatabaseError(withCode('23505')), false);
+});
