@@ -4,6 +4,7 @@ import type { Patient } from '@medplum/fhirtypes';
 import { indexInstance } from '../../../src/domain/imaging/index-instance.ts';
 import { getStudy } from '../../../src/domain/imaging/worklist.ts';
 import { ensurePatient } from '../../../src/domain/patients/demographics.ts';
+import { mergePatients } from '../../../src/domain/patients/merge.ts';
 import { resourceStore } from '../../../src/domain/records/resource-store.ts';
 import type { SiteContext } from '../../../src/domain/site-context.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
@@ -83,4 +84,23 @@ test('concurrent studies of one new PatientID create exactly one patient', async
   assert.equal(new Set(results.map((r) => r.patientId)).size, 1);
   const { rows } = await db.database.query(`SELECT count(*)::int AS n FROM clinical_resource WHERE site_id = $1 AND resource_type = 'Patient'`, [site.siteId]);
   assert.equal(rows[0]?.n, 1);
+});
+
+test('after an HL7 merge, a study sent with the old PatientID joins the surviving patient', async () => {
+  const site = await createTestSite(db.database);
+  const before = await db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ patientId: 'MRN-OLD' })));
+  const merge = await db.database.transaction((tx) =>
+    mergePatients(tx, site, { sourceIdentifier: 'MRN-OLD', target: { resourceType: 'Patient', identifier: [{ value: 'MRN-NEW' }] } }),
+  );
+  assert.ok(merge.sourceFound);
+  assert.notEqual(merge.targetId, before.patientId);
+  assert.equal((await getStudy(db.database, site, before.studyInstanceUid))?.patientId, merge.targetId, 'the merge moved the old study');
+
+  const after = await db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ patientId: 'MRN-OLD' })));
+  assert.equal(after.patientId, merge.targetId);
+  const { rows } = await db.database.query(
+    `SELECT count(*)::int AS n FROM clinical_resource WHERE site_id = $1 AND resource_type = 'Patient' AND active`,
+    [site.siteId],
+  );
+  assert.equal(rows[0]?.n, 1, 'no new patient was created under the merged identifier');
 });
