@@ -1,7 +1,7 @@
 /** Who did what and when: the audit log of one site, or of the whole service (service admin). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditEvent } from '../../domain/audit/audit.ts';
-import { listAuditEvents } from '../audit-query.ts';
+import { listAudit } from '../../domain/audit/audit.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { Services } from '../../platform/services.ts';
 import type { Queryable } from '../../storage/database.ts';
@@ -47,7 +47,7 @@ export async function registerAuditRoutes(app: FastifyInstance, services: Servic
     async (request: FastifyRequest<{ Params: { siteId: string }; Querystring: { limit?: number; before?: string } }>) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'audit');
       const limit = request.query.limit ?? 50;
-      return withEmails(database, await listAuditEvents(database, { siteId: site.id, limit, ...(request.query.before ? { beforeId: request.query.before } : {}) }), limit);
+      return withEmails(database, await listAudit(database, { siteId: site.id, limit, ...(request.query.before ? { beforeId: request.query.before } : {}) }), limit);
     },
   );
 
@@ -57,7 +57,7 @@ export async function registerAuditRoutes(app: FastifyInstance, services: Servic
     async (request: FastifyRequest<{ Querystring: { limit?: number; before?: string } }>) => {
       if (sessionOf(request).user.role !== 'service-admin') throw new HttpProblem(403, 'forbidden', 'only a service admin sees the whole service\'s audit log');
       const limit = request.query.limit ?? 50;
-      return withEmails(database, await listAuditEvents(database, { limit, ...(request.query.before ? { beforeId: request.query.before } : {}) }), limit);
+      return withEmails(database, await listAudit(database, { limit, ...(request.query.before ? { beforeId: request.query.before } : {}) }), limit);
     },
   );
 }

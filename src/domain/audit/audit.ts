@@ -37,7 +37,7 @@ export async function listAudit(db: Queryable, options: { siteId?: string; limit
   }>(
     `SELECT id::text, occurred_at, site_id, actor, action, target_type, target_id, details FROM audit_event
      WHERE ($1::uuid IS NULL OR site_id = $1) AND ($2::bigint IS NULL OR id < $2)
-     ORDER BY id DESC LIMIT $3`,
+     ORDER BY audit_event.id DESC LIMIT $3`,
     [options.siteId ?? null, options.beforeId ?? null, limit],
   );
   return rows.map((row) => ({
