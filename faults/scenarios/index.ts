@@ -1,4 +1,5 @@
 import type { Scenario } from '../harness/scenario.ts';
+import { commitWindow } from './commit-window.ts';
 import { crashConsistency } from './crash-consistency.ts';
 import { databaseOutage } from './database-outage.ts';
 import { diskFull } from './disk-full.ts';
@@ -7,4 +8,4 @@ import { isolation } from './isolation.ts';
 import { overload } from './overload.ts';
 
 /** The campaign, in the order of issue 9. */
-export const scenarios: Scenario[] = [crashConsistency, databaseOutage, diskFull, overload, hostileInput, isolation];
+export const scenarios: Scenario[] = [crashConsistency, commitWindow, databaseOutage, diskFull, overload, hostileInput, isolation];
