@@ -22,7 +22,7 @@ const merged: BenchResults = {
   ...first,
   measurements,
   skipped: parts.flatMap((part) => part.skipped),
-  settings: { ...first.settings, scenarios: parts.flatMap((part) => (part.settings.scenarios as string[]) ?? []), mergedFrom: parts.map((part) => ({ date: part.machine.date, commit: part.machine.commit, scenarios: part.settings.scenarios })) },
+  settings: parts.length === 1 ? first.settings : { ...first.settings, scenarios: parts.flatMap((part) => (part.settings.scenarios as string[]) ?? []), mergedFrom: parts.map((part) => ({ date: part.machine.date, commit: part.machine.commit, scenarios: part.settings.scenarios })) },
   targets: computeTargets(measurements, { fullDataset: first.mode === 'full' }),
   durationSeconds: parts.reduce((sum, part) => sum + part.durationSeconds, 0),
 };
