@@ -5,6 +5,9 @@ import { pino, type Logger } from 'pino';
  * carry the path without its query string: FHIR search parameters are patient data.
  */
 export function createLogger(level: string): Logger {
+  // Asynchronous writes: a synchronous write per log line took a fifth of the CPU under load.
+  // pino flushes the buffer when the process exits.
+  const destination = pino.destination({ dest: 1, sync: false });
   return pino({
     level,
     base: { service: 'clinical-gateway' },
@@ -20,5 +23,5 @@ export function createLogger(level: string): Logger {
         remoteAddress: request.ip ?? request.socket?.remoteAddress,
       }),
     },
-  });
+  }, destination);
 }

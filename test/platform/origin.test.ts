@@ -48,6 +48,13 @@ test('a valid key resolves the caller site; revocation takes effect on the next 
   assert.equal(ok.statusCode, 200);
   assert.deepEqual(ok.json(), { site: site.siteId });
   const { rows } = await db.database.query<{ id: string }>('SELECT id FROM api_key WHERE site_id = $1', [site.siteId]);
+  // last_used_at is written behind the request, at most once a minute.
+  let lastUsed: Date | null = null;
+  for (let attempt = 0; attempt < 50 && lastUsed === null; attempt++) {
+    lastUsed = (await db.database.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_key WHERE id = $1', [rows[0]!.id])).rows[0]!.last_used_at;
+    if (lastUsed === null) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.ok(lastUsed instanceof Date, 'last_used_at is recorded');
   await revokeApiKey(db.database, rows[0]!.id, { kind: 'operator' });
   const revoked = await app.inject({ url: '/probe/whoami', headers: { 'x-api-key': key } });
   assert.equal(revoked.statusCode, 401);

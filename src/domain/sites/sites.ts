@@ -15,7 +15,7 @@ export interface Site {
   updatedAt: Date;
 }
 
-interface SiteRow {
+export interface SiteRow {
   id: string;
   name: string;
   ae_title: string;
@@ -26,9 +26,14 @@ interface SiteRow {
 }
 
 const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, created_at, updated_at';
+
+/** The site columns, qualified by a table alias, for queries that join the site to something else. */
+export function siteColumns(alias: string): string {
+  return columns.split(', ').map((column) => `${alias}.${column}`).join(', ');
+}
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function toSite(row: SiteRow): Site {
+export function toSite(row: SiteRow): Site {
   return {
     id: row.id,
     name: row.name,
