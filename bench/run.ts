@@ -122,6 +122,7 @@ async function fhirPhase(): Promise<void> {
 /** Waits (at most two minutes) until no session of the service is running a query. */
 async function drainSessions(databaseUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
+  client.on('error', () => {});
   await client.connect();
   try {
     const deadline = Date.now() + 120_000;
@@ -145,6 +146,8 @@ async function scratchPhase(group: 'mllp' | 'dicom'): Promise<void> {
   const databaseUrl = serverUrl ? await ensureDatabase(serverUrl, `cg_bench_scratch_${group}`, { fresh: true }) : undefined;
   const gateway = await startGateway(`scratch-${group}`, dataDir, databaseUrl);
   const pool = new pg.Pool({ connectionString: gateway.databaseUrl, max: 2 });
+  // An idle client losing its server (the service restarting it, an operator) must not end the bench.
+  pool.on('error', () => {});
   try {
     const mllp = gateway.surfaces.get('mllp');
     if (group === 'mllp') {
