@@ -89,7 +89,7 @@ export const overload: Scenario = {
       check(report, 'no answer other than 2xx, 429 or 503', otherErrors === 0, JSON.stringify(codes));
       check(report, 'the service still served work under overload', accepted > 0, `${accepted} accepted, ${shed} refused with 429/503`);
       check(report, 'an MLLP sender gets through while 200 idle connections are open', mllpAnswer === 'AA', `MSA-1 ${mllpAnswer}`);
-      check(report, 'the service never exited on its own', env.gateway.unexpectedExits.length === 0 && env.gateway.running, env.gateway.unexpectedExits.join('; ') || 'running');
+      check(report, 'the service never exited on its own', env.gateway.unexpectedExits.length === 0 && env.gateway.running, env.gateway.unexpectedExits.map((e) => (e.startsWith('exit code 0 ') ? `${e}: a graceful shutdown, i.e. a SIGTERM/SIGINT from outside this campaign` : `${e}: ${env.gateway.crashExcerpt()}`)).join('; ') || 'running');
       report.figures['requests'] = result.requests.total;
       report.figures['status codes'] = JSON.stringify(codes);
       report.figures['refused early (429/503)'] = shed;
