@@ -7,7 +7,6 @@
 import type { HumanName, Patient } from '@medplum/fhirtypes';
 import type { Transaction } from '../../storage/database.ts';
 import { ensurePatient } from '../patients/demographics.ts';
-import { resourceStore } from '../records/resource-store.ts';
 import type { SiteContext } from '../site-context.ts';
 import { parsePersonName } from './dicom-values.ts';
 import type { NormalizedInstance } from './received-instance.ts';
@@ -18,27 +17,13 @@ export async function linkStudyPatient(
   studyInstanceUid: string,
   value: NormalizedInstance & { patientId: string },
 ): Promise<string> {
-  const patientId = (await survivorOfMerge(tx, site, value.patientId)) ?? (await ensurePatient(tx, site, patientFromDicom(value))).patientId;
+  const { patientId } = await ensurePatient(tx, site, patientFromDicom(value));
   await tx.query({
     name: 'imaging-study-link-patient',
     text: 'UPDATE imaging_study SET patient_id = $3, updated_at = now() WHERE site_id = $1 AND study_instance_uid = $2 AND patient_id IS NULL',
     values: [site.siteId, studyInstanceUid, patientId],
   });
   return patientId;
-}
-
-/**
- * After an HL7 merge (A40) the merged-away patient is inactive and the surviving patient carries
- * its identifier (use "old"). Modalities keep sending the old PatientID for a while (their
- * worklist was built before the merge): those studies belong to the survivor, not to a new
- * patient created under the old identifier.
- */
-async function survivorOfMerge(tx: Transaction, site: SiteContext, identifier: string): Promise<string | undefined> {
-  const store = resourceStore(tx, site);
-  if (await store.findPatientByBusinessIdentifier(identifier)) return undefined;
-  const carriers = (await store.findByIdentifier<Patient>('Patient', { value: identifier })).filter((patient) => patient.active !== false);
-  // Exactly one active patient carries it; with none or several, the ordinary rule decides.
-  return carriers.length === 1 ? carriers[0]!.id : undefined;
 }
 
 // PS3.3 C.7.1.1 Patient's Sex to FHIR administrative-gender.

@@ -40,11 +40,30 @@ export async function upsertPatientDemographics(
   return { patient: await store.update(updated), created: false };
 }
 
-/** DICOM: the patient with the candidate's business identifier, created from it only if none; never updates. */
+/**
+ * DICOM and lab results: the patient with the candidate's business identifier, created from it
+ * only if none; never updates. An identifier merged away by A40 resolves to the survivor.
+ */
 export async function ensurePatient(tx: Transaction, site: SiteContext, candidate: Patient): Promise<{ patientId: string; created: boolean }> {
   const value = businessIdentifier(candidate);
+  const survivor = await survivorOfMerge(tx, site, value);
+  if (survivor) return { patientId: survivor, created: false };
   const { patient, created } = await resourceStore(tx, site).findOrCreatePatient(value, () => ({ ...candidate, id: undefined, resourceType: 'Patient' }) as Patient);
   return { patientId: patient.id!, created };
+}
+
+/**
+ * After a merge the merged-away patient is inactive and the survivor carries its identifier
+ * (use "old"). Modalities and laboratories keep sending the old identifier for a while (their
+ * orders were placed before the merge): what they send belongs to the survivor, not to a new
+ * patient created under the old identifier.
+ */
+async function survivorOfMerge(tx: Transaction, site: SiteContext, identifier: string): Promise<string | undefined> {
+  const store = resourceStore(tx, site);
+  if (await store.findPatientByBusinessIdentifier(identifier)) return undefined;
+  const carriers = (await store.findByIdentifier<Patient>('Patient', { value: identifier })).filter((patient) => patient.active !== false);
+  // Exactly one active patient carries it; with none or several, the ordinary rule decides.
+  return carriers.length === 1 ? carriers[0]!.id : undefined;
 }
 
 /** Elements an update may delete (HL7 v2 "" null). */

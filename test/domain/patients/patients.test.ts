@@ -63,13 +63,18 @@ test('mergePatients refuses a self-merge and reports an unknown source', async (
   assert.ok(await resourceStore(db.database, site).read('Patient', result.targetId));
 });
 
-test('after a merge the source identifier can be registered again as a new patient', async () => {
+test('after a merge, results and images under the old identifier reach the survivor; an ADT can register it again', async () => {
   const site = await createTestSite(db.database);
   await db.database.transaction((tx) => upsertPatientDemographics(tx, site, patient('OLD', 'Source')));
   const merged = await db.database.transaction((tx) => mergePatients(tx, site, { sourceIdentifier: 'OLD', target: patient('NEW', 'Target') }));
   assert.equal(merged.sourceFound, true);
   const again = await db.database.transaction((tx) => mergePatients(tx, site, { sourceIdentifier: 'OLD', target: patient('NEW', 'Target') }));
   assert.equal(again.alreadyMerged, true);
-  const fresh = await db.database.transaction((tx) => ensurePatient(tx, site, patient('OLD', 'Reused')));
+  // Late results and studies ordered before the merge belong to the survivor, not to a new patient.
+  const late = await db.database.transaction((tx) => ensurePatient(tx, site, patient('OLD', 'Late result')));
+  assert.deepEqual(late, { patientId: merged.targetId, created: false });
+  // An explicit registration (ADT) of the identifier makes a new patient.
+  const fresh = await db.database.transaction((tx) => upsertPatientDemographics(tx, site, patient('OLD', 'Reused')));
   assert.equal(fresh.created, true);
+  assert.notEqual(fresh.patient.id, merged.targetId);
 });
