@@ -45,6 +45,18 @@ test('400: malformed JSON, a body that is not an object, a wrong resourceType', 
   outcome(await client.request('POST', '/fhir/Patient', { body: '' }), 400);
 });
 
+test('400, not 500, for hostile shapes: deep nesting, and a coding that is not an array', async () => {
+  const client = await fhirClient(app, db.database);
+  const deep = `{"resourceType":"Patient","extension":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+  const nested = outcome(await client.request('POST', '/fhir/Patient', { body: deep }), 400);
+  assert.match(nested.issue[0]!.diagnostics ?? '', /nested more than 64 levels/);
+  const notArray = { resourceType: 'Patient', identifier: [{ value: 'CODING-1' }], maritalStatus: { coding: { system: 'x', code: 'y' } } };
+  outcome(await client.request('POST', '/fhir/Patient', { body: notArray }), 400);
+  const condition = { resourceType: 'Condition', clinicalStatus: { coding: 'active' }, code: { text: 'x' }, subject: { reference: 'Patient/00000000-0000-4000-8000-000000000000' } };
+  const response = await client.request('POST', '/fhir/Condition', { body: condition });
+  assert.ok(response.statusCode === 400 || response.statusCode === 422, `status ${response.statusCode}`);
+});
+
 test('400 with one issue per problem, each with its FHIRPath, for invalid bodies of every type', async () => {
   const client = await fhirClient(app, db.database);
   const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody('V-1') })).json();

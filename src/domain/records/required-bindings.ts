@@ -174,8 +174,9 @@ function check(rule: BindingRule, value: unknown, path: string, issues: DomainIs
     if (typeof value === 'string' && !rule.allowed.has(value)) fail(`"${value}"`);
     return;
   }
-  const codings: { system?: string; code?: string }[] =
-    rule.kind === 'Coding' ? [value as { system?: string; code?: string }] : ((value as { coding?: [] }).coding ?? []);
+  // A coding that is not an array is the validator's finding; here it only must not crash.
+  const listed = rule.kind === 'Coding' ? [value] : (value as { coding?: unknown }).coding;
+  const codings = (Array.isArray(listed) ? listed : []) as ({ system?: string; code?: string } | null)[];
   if (rule.kind === 'Coding') {
     const coding = codings[0]!;
     if (coding?.code !== undefined && !rule.allowed.has(`${coding.system ?? ''}|${coding.code}`)) {

@@ -22,8 +22,13 @@ export function loadStructureDefinitions(): void {
   loaded = true;
 }
 
+// The deepest legitimate nesting of the stored types is far below this; deeper input would only
+// exhaust the validator's stack.
+const maxNestingDepth = 64;
+
 /** Throws DomainError 'invalid' with one issue per problem, each located by FHIRPath. */
 export function assertValidResource(resource: Resource): void {
+  assertNestingDepth(resource);
   loadStructureDefinitions();
   const issues: DomainIssue[] = [];
   try {
@@ -45,4 +50,18 @@ function toDomainIssue(issue: { details?: { text?: string }; diagnostics?: strin
   const message = issue.details?.text ?? issue.diagnostics ?? 'invalid value';
   const location = issue.expression?.[0];
   return location === undefined ? { message } : { message, location };
+}
+
+/** Iterative, so that measuring a hostile document cannot overflow the stack either. */
+function assertNestingDepth(resource: unknown): void {
+  const pending: [unknown, number][] = [[resource, 1]];
+  while (pending.length > 0) {
+    const [value, depth] = pending.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > maxNestingDepth) {
+      const message = `the resource is nested more than ${maxNestingDepth} levels deep`;
+      throw new DomainError('invalid', message, [{ message }]);
+    }
+    for (const child of Object.values(value)) pending.push([child, depth + 1]);
+  }
 }
