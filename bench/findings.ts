@@ -1,7 +1,7 @@
 /**
  * What profiling found for each target that the committed full run missed, keyed by target name.
  * Rendered under the targets table of latest.md; the full analysis, with the measurements, is in
- * docs/architecture/bench.md (section "Targets missed: causes and fixes").
+ * docs/architecture.md (section "Targets missed: causes and fixes" of the benchmarks).
  */
 const readAndAuth =
   'Per request the service makes 4 database round trips where baseline (a) makes 1: API-key authentication (src/domain/keys/api-keys.ts, authenticateApiKey) ' +
