@@ -303,7 +303,11 @@ test('over a real socket: add, revise and an unsupported message by fetch, then 
 
 test('the example message of the README is accepted and answered as the README shows', async () => {
   const { site, key } = await siteWithKey();
-  const readme = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'readme', 'hl7v3.md'), 'utf8');
+  const whole = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+  const start = whole.indexOf('## HL7 v3 XML intake');
+  assert.ok(start >= 0, 'the README has an HL7 v3 section');
+  const end = whole.indexOf('\n## ', start + 1);
+  const readme = whole.slice(start, end < 0 ? undefined : end);
   const [message, acknowledgement] = [...readme.matchAll(/```xml\n([\s\S]*?)```/g)].map((block) => block[1]!);
   const response = await post(key, message!);
   assert.equal(response.statusCode, 200, response.body);
