@@ -3,6 +3,8 @@
  * its own TCP port. The called AE title of each association selects the site.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { findInstance } from '../domain/imaging/index-instance.ts';
+import { findSiteById, siteContextFor } from '../domain/sites/sites.ts';
 import type { Services } from '../platform/services.ts';
 import { AssociationLimits } from './association/association-limits.ts';
 import { DicomConnection, type ConnectionSettings } from './association/connection.ts';
@@ -44,7 +46,7 @@ export async function startDicomListener(services: Services, options: DicomListe
   };
   const logger = services.logger.child({ surface: 'dicom' });
   const layout = new StorageLayout(services.config.dataDir);
-  const removed = await layout.prepare();
+  const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
   if (removed > 0) logger.warn({ removed }, 'removed unfinished transfers left by a previous run');
   const limits = new AssociationLimits(
     options.maxAssociations ?? dicomListenerDefaults.maxAssociations,
@@ -99,4 +101,14 @@ export async function startDicomListener(services: Services, options: DicomListe
       return closing;
     },
   };
+}
+
+/** Whether the index points at dicom/<siteId>/<study>/<series>/<sop>.dcm (site-scoped look-up). */
+async function isIndexedPath(database: Services['database'], relativePath: string): Promise<boolean> {
+  const parts = /^dicom\/([0-9a-f-]{36})\/[0-9.]+\/[0-9.]+\/([0-9.]+)\.dcm$/.exec(relativePath);
+  if (!parts) return true;
+  const site = await findSiteById(database, parts[1]!);
+  if (!site) return false;
+  const instance = await findInstance(database, siteContextFor(site, { kind: 'operator' }), parts[2]!);
+  return instance?.storagePath === relativePath;
 }

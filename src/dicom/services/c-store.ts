@@ -69,6 +69,7 @@ async function finishStore(
 ): Promise<DimseResult> {
   const { layout, logger, site } = association;
   let movedTo: string | undefined;
+  let movingMarker: string | undefined;
   let committed = false;
   try {
     const completed = await file.complete();
@@ -105,12 +106,16 @@ async function finishStore(
       // instance: a duplicate never overwrites the file the index already points at.
       if (indexed.outcome === 'stored' && movedTo === undefined) {
         await completed.durable;
+        // A crash between this move and the commit would leave a file nothing points at; the
+        // marker lets start-up recovery find and remove it.
+        movingMarker = await layout.markMoving(storagePath);
         await layout.moveIntoPlace(completed.tempPath, storagePath);
         movedTo = storagePath;
       }
       return indexed;
     });
     committed = true;
+    if (movingMarker) await layout.clearMoving(movingMarker);
     for (const warning of result.warnings) logger.warn({ sopInstanceUid }, warning);
     if (result.outcome === 'stored') {
       logger.info({ sopInstanceUid, studyInstanceUid: studyUid, bytes: completed.sizeBytes }, 'instance stored');
@@ -128,6 +133,7 @@ async function finishStore(
     return { status: status.duplicateSopInstance, errorComment: 'SOP Instance already stored with different content' };
   } catch (error) {
     if (!committed && movedTo !== undefined) await unlink(layout.absolute(movedTo)).catch(() => {});
+    if (!committed && movingMarker) await layout.clearMoving(movingMarker);
     await file.discard();
     const answer = storeFailure(error);
     if (answer.status === status.processingFailure) logger.error({ err: error, sopInstanceUid }, 'C-STORE failed');

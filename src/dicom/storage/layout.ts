@@ -1,9 +1,12 @@
-import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 
 /**
  * Where instances live under the data directory:
  *   dicom/tmp/<random>.part                               transfers in progress
+ *   dicom/tmp/<random>.moving                             a file being moved into place whose
+ *                                                         index transaction has not committed yet
  *   dicom/<siteId>/<studyUid>/<seriesUid>/<sopUid>.dcm    stored instances
  * The UIDs are checked to be digits and dots first, so no path can leave its folder.
  */
@@ -18,16 +21,51 @@ export class StorageLayout {
     this.tmpDir = join(this.root, 'tmp');
   }
 
-  /** Creates the folders and removes transfers a previous run left half-written. */
-  async prepare(): Promise<number> {
+  /**
+   * Creates the folders and removes what a previous run left unfinished: half-written transfers,
+   * and files moved into place whose index transaction never committed (a crash in that window).
+   * `isIndexed` answers whether the index points at a relative path; when it cannot answer (the
+   * database is down), the marker stays for the next start.
+   */
+  async prepare(isIndexed: (relativePath: string) => Promise<boolean>): Promise<number> {
     await mkdir(this.tmpDir, { recursive: true });
     let removed = 0;
     for (const name of await readdir(this.tmpDir)) {
-      if (!name.endsWith('.part')) continue;
-      await unlink(join(this.tmpDir, name)).catch(() => {});
-      removed++;
+      const path = join(this.tmpDir, name);
+      if (name.endsWith('.part')) {
+        await unlink(path).catch(() => {});
+        removed++;
+      } else if (name.endsWith('.moving')) {
+        const target = (await readFile(path, 'utf8').catch(() => '')).trim();
+        let indexed: boolean;
+        try {
+          indexed = target === '' || (await isIndexed(target));
+        } catch {
+          continue;
+        }
+        if (!indexed) {
+          await unlink(this.absolute(target)).catch(() => {});
+          removed++;
+        }
+        await unlink(path).catch(() => {});
+      }
     }
     return removed;
+  }
+
+  /**
+   * Records, durably, that a file is about to be moved to `relativePath` ahead of its index
+   * commit; clearMoving removes the record once the commit is settled either way.
+   */
+  async markMoving(relativePath: string): Promise<string> {
+    const marker = join(this.tmpDir, `${randomBytes(12).toString('hex')}.moving`);
+    await writeFile(marker, relativePath, { flush: true });
+    await fsyncDirectory(this.tmpDir);
+    return marker;
+  }
+
+  async clearMoving(marker: string): Promise<void> {
+    await unlink(marker).catch(() => {});
   }
 
   /** Path relative to the data directory, as the index records it. */
