@@ -6,6 +6,7 @@ import { DomainError } from '../errors.ts';
 import type { Actor } from '../site-context.ts';
 import { findSiteById, type Site } from '../sites/sites.ts';
 import { ipMatches, parseAllowedIps } from './ip-allow-list.ts';
+import { isUuid } from '../uuid.ts';
 
 export const integrationProtocols = ['hl7-mllp'] as const;
 export type IntegrationProtocol = (typeof integrationProtocols)[number];
@@ -41,7 +42,6 @@ interface ClientRow {
 }
 
 const columns = 'id, site_id, name, protocol, allowed_ips, sending_application, sending_facility, default_charset, enabled, created_at, updated_at';
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function toClient(row: ClientRow): IntegrationClient {
   return {
@@ -147,7 +147,7 @@ export async function updateIntegrationClient(db: Queryable, siteId: string, cli
 }
 
 export async function findIntegrationClient(db: Queryable, siteId: string, clientId: string): Promise<IntegrationClient | undefined> {
-  if (!uuidPattern.test(clientId)) return undefined;
+  if (!isUuid(clientId)) return undefined;
   const { rows } = await db.query<ClientRow>(`SELECT ${columns} FROM integration_client WHERE site_id = $1 AND id = $2`, [siteId, clientId]);
   return rows[0] ? toClient(rows[0]) : undefined;
 }

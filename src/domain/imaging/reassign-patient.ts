@@ -6,7 +6,7 @@
 import type { Transaction } from '../../storage/database.ts';
 import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
-import { isUuid } from './uuid.ts';
+import { isUuid } from '../uuid.ts';
 
 /** Returns the number of studies moved. */
 export async function reassignImagingPatient(

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../../storage/database.ts';
 import type { SiteContext } from '../site-context.ts';
-import { isUuid } from './uuid.ts';
+import { isUuid } from '../uuid.ts';
 
 export type ReportStatus = 'draft' | 'completed';
 

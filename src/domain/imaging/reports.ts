@@ -12,7 +12,7 @@ import { inTransaction } from '../records/store-transaction.ts';
 import type { SiteContext } from '../site-context.ts';
 import { cleanText } from './dicom-values.ts';
 import { readReport, type ImagingReport, type ReportStatus } from './report-queries.ts';
-import { isUuid } from './uuid.ts';
+import { isUuid } from '../uuid.ts';
 
 export { maxReportPageSize, readReport, searchReports } from './report-queries.ts';
 export type { ImagingReport, ReportSearch, ReportStatus } from './report-queries.ts';

@@ -14,7 +14,7 @@ import type { SiteContext } from '../site-context.ts';
 import { parseDicomDate, parseModality } from './dicom-values.ts';
 import type { ProcedureStepStatus } from './procedure-step-input.ts';
 import type { ReportStatus } from './report-queries.ts';
-import { isUuid } from './uuid.ts';
+import { isUuid } from '../uuid.ts';
 import { decoratePage, reportStatusCondition, stepStatusCondition, toWorklistStudy, type WorklistStudy } from './worklist-query.ts';
 
 export { getStudy, type SeriesSummary, type StudyDetail } from './study-detail.ts';

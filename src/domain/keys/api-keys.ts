@@ -4,12 +4,12 @@ import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
 import type { Actor } from '../site-context.ts';
 import { siteColumns, toSite, type Site, type SiteRow } from '../sites/sites.ts';
+import { isUuid } from '../uuid.ts';
 
 // A key reads cg_<prefix>_<secret>: the prefix (48 random bits, hex) identifies the key in lists and
 // logs and finds its row; the secret (256 random bits) is what proves possession. Only a SHA-256
 // of the secret is stored: with that much entropy a slow hash adds nothing (as GitHub's tokens).
 const keyPattern = /^cg_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface ApiKey {
   id: string;
@@ -76,7 +76,7 @@ export async function createApiKey(
 }
 
 export async function revokeApiKey(db: Queryable, keyId: string, actor: Actor, options: { siteId?: string } = {}): Promise<ApiKey> {
-  if (!uuidPattern.test(keyId)) throw new DomainError('not-found', `no API key with id "${keyId}"`);
+  if (!isUuid(keyId)) throw new DomainError('not-found', `no API key with id "${keyId}"`);
   const { rows } = await db.query<ApiKeyRow>(
     `UPDATE api_key SET revoked_at = coalesce(revoked_at, now())
      WHERE id = $1 AND ($2::uuid IS NULL OR site_id = $2) RETURNING ${columns}`,

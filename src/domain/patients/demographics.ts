@@ -46,9 +46,13 @@ export async function upsertPatientDemographics(
  */
 export async function ensurePatient(tx: Transaction, site: SiteContext, candidate: Patient): Promise<{ patientId: string; created: boolean }> {
   const value = businessIdentifier(candidate);
-  const survivor = await survivorOfMerge(tx, site, value);
+  const store = resourceStore(tx, site);
+  // The common case, a known patient, costs one look-up; the merge check only runs for unknown ones.
+  const known = await store.findPatientByBusinessIdentifier(value);
+  if (known) return { patientId: known.id!, created: false };
+  const survivor = await survivorOfMerge(store, value);
   if (survivor) return { patientId: survivor, created: false };
-  const { patient, created } = await resourceStore(tx, site).findOrCreatePatient(value, () => ({ ...candidate, id: undefined, resourceType: 'Patient' }) as Patient);
+  const { patient, created } = await store.findOrCreatePatient(value, () => ({ ...candidate, id: undefined, resourceType: 'Patient' }) as Patient);
   return { patientId: patient.id!, created };
 }
 
@@ -58,9 +62,7 @@ export async function ensurePatient(tx: Transaction, site: SiteContext, candidat
  * orders were placed before the merge): what they send belongs to the survivor, not to a new
  * patient created under the old identifier.
  */
-async function survivorOfMerge(tx: Transaction, site: SiteContext, identifier: string): Promise<string | undefined> {
-  const store = resourceStore(tx, site);
-  if (await store.findPatientByBusinessIdentifier(identifier)) return undefined;
+async function survivorOfMerge(store: ReturnType<typeof resourceStore>, identifier: string): Promise<string | undefined> {
   const carriers = (await store.findByIdentifier<Patient>('Patient', { value: identifier })).filter((patient) => patient.active !== false);
   // Exactly one active patient carries it; with none or several, the ordinary rule decides.
   return carriers.length === 1 ? carriers[0]!.id : undefined;

@@ -5,6 +5,7 @@ import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
 import type { Actor, SiteContext, SitePolicies } from '../site-context.ts';
 import { normalizeAeTitle } from './ae-title.ts';
+import { isUuid } from '../uuid.ts';
 
 export interface Site {
   id: string;
@@ -31,7 +32,6 @@ const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, cre
 export function siteColumns(alias: string): string {
   return columns.split(', ').map((column) => `${alias}.${column}`).join(', ');
 }
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function toSite(row: SiteRow): Site {
   return {
@@ -113,7 +113,7 @@ export async function updateSite(db: Queryable, siteId: string, input: UpdateSit
 }
 
 export async function findSiteById(db: Queryable, id: string): Promise<Site | undefined> {
-  if (!uuidPattern.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const { rows } = await db.query<SiteRow>(`SELECT ${columns} FROM site WHERE id = $1`, [id]);
   return rows[0] ? toSite(rows[0]) : undefined;
 }

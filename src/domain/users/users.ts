@@ -5,6 +5,7 @@ import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
 import type { Actor } from '../site-context.ts';
 import { generatePassword, hashPassword, validatePasswordStrength, verifyPassword } from './password.ts';
+import { isUuid } from '../uuid.ts';
 
 export const userRoles = ['service-admin', 'site-admin', 'clinician'] as const;
 export type UserRole = (typeof userRoles)[number];
@@ -30,7 +31,6 @@ interface UserRow {
 }
 
 const columns = 'id, site_id, email, role, active, created_at, updated_at';
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Deliberately loose (RFC 5321 allows far more than most patterns accept): one @, no spaces.
 const emailPattern = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
@@ -82,7 +82,7 @@ export async function createUser(db: Queryable, input: CreateUserInput, actor: A
 }
 
 export async function findUserById(db: Queryable, id: string): Promise<User | undefined> {
-  if (!uuidPattern.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const { rows } = await db.query<UserRow>(`SELECT ${columns} FROM app_user WHERE id = $1`, [id]);
   return rows[0] ? toUser(rows[0]) : undefined;
 }
