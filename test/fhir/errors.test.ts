@@ -71,12 +71,18 @@ test('400 with one issue per problem, each with its FHIRPath, for invalid bodies
       body: { resourceType: 'Patient', contained: [{ resourceType: 'Patient', id: 'p1', gender: 'x' }] },
       expressions: ['Patient.contained[0].gender'],
     },
+    // Contained resources of the containable types are validated like stored ones; other types are refused by name.
+    {
+      body: { resourceType: 'Patient', contained: [{ resourceType: 'Organization', id: 'o1', name: 'Lab', active: 'yes' }] },
+      expressions: ['Patient.contained[0].active'],
+    },
+    { body: { resourceType: 'Patient', contained: [{ resourceType: 'Questionnaire', id: 'q1', status: 'draft' }] }, expressions: ['Patient.contained[0]'] },
     {
       body: { resourceType: 'Condition', subject, clinicalStatus: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/condition-clinical', code: 'gone' }] } },
       expressions: ['Condition.clinicalStatus'],
     },
     { body: { resourceType: 'Condition' }, expressions: ['Condition.subject'] },
-        {
+    {
       body: {
         resourceType: 'AllergyIntolerance',
         patient: subject,

@@ -81,15 +81,23 @@ export async function readByIdentifier<T extends Resource>(
   identifier: { system?: string; value: string },
 ): Promise<T[]> {
   if (!isStoredResourceType(type)) return [];
-  const { rows } = await db.query<{ content: T }>(
-    `SELECT r.content FROM clinical_resource r
-      WHERE r.site_id = $1 AND r.resource_type = $2 AND r.id IN (
-        SELECT t.resource_id FROM clinical_resource_token t
-         WHERE t.site_id = $1 AND t.resource_type = $2 AND t.param = 'identifier' AND t.code = $3
-           AND ($4::text IS NULL OR t.system = $4))
-      ORDER BY r.seq`,
-    [site.siteId, type, identifier.value, identifier.system ?? null],
-  );
+  // Driven from the token key, then one primary-key probe per match: the OFFSET 0 fences keep
+  // the planner from turning this into a walk of the site's rows in seq order with a token probe
+  // per row, which it chose on tables not yet analysed (seconds per look-up at a few thousand rows).
+  const { rows } = await db.query<{ content: T }>({
+    name: 'records-read-by-identifier',
+    text: `SELECT r.content
+             FROM (SELECT DISTINCT t.resource_id FROM clinical_resource_token t
+                    WHERE t.site_id = $1 AND t.resource_type = $2 AND t.param = 'identifier' AND t.code = $3
+                      AND ($4::text IS NULL OR t.system = $4)
+                   OFFSET 0) m
+             CROSS JOIN LATERAL (
+               SELECT c.content, c.seq FROM clinical_resource c
+                WHERE c.site_id = $1 AND c.resource_type = $2 AND c.id = m.resource_id
+               OFFSET 0) r
+            ORDER BY r.seq`,
+    values: [site.siteId, type, identifier.value, identifier.system ?? null],
+  });
   return rows.map((row) => present(row.content));
 }
 

@@ -63,7 +63,8 @@ export interface ResourceStore {
 export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
   const store: ResourceStore = {
     site,
-    create: (resource) => inTransaction(db, (tx) => insertResource(tx, site, resource)),
+    // A create is a single statement: atomic in the caller's transaction or on its own.
+    create: (resource) => insertResource(db, site, resource),
     read: (type, id) => readCurrent(db, site, type, id),
     vread: (type, id, versionId) => readVersion(db, site, type, id, versionId),
     update: (resource, options) => inTransaction(db, (tx) => replaceResource(tx, site, resource, options)),

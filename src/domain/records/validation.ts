@@ -1,8 +1,11 @@
 import { indexStructureDefinitionBundle, OperationOutcomeError, validateResource } from '@medplum/core';
 import type { Resource } from '@medplum/fhirtypes';
 import { DomainError, type DomainIssue } from '../errors.ts';
-import { readDefinitionBundle } from './definitions.ts';
-import { requiredBindingIssues } from './required-bindings.ts';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { validatedResourceTypes } from './definitions.ts';
+import type { ExtractedDefinitions } from './definitions-extract.ts';
+import { installBindingRules, requiredBindingIssues } from './required-bindings.ts';
 
 /**
  * Validation of resources against the official FHIR R4 StructureDefinitions (cardinality, data
@@ -14,11 +17,21 @@ import { requiredBindingIssues } from './required-bindings.ts';
 
 let loaded = false;
 
-/** Loads the StructureDefinitions once (about a second); later calls return at once. */
+const extractor = fileURLToPath(new URL('./definitions-extract.ts', import.meta.url));
+
+/**
+ * Loads the definitions once (under a second); later calls return at once. Only the data types
+ * and the validated resource types are indexed, with the required-binding rules derived from the
+ * terminology; a child process reads the full files (see definitions-extract.ts), which would
+ * otherwise leave over 100 MB resident here for types the service never stores.
+ */
 export function loadStructureDefinitions(): void {
   if (loaded) return;
-  indexStructureDefinitionBundle(readDefinitionBundle('profiles-types.json'));
-  indexStructureDefinitionBundle(readDefinitionBundle('profiles-resources.json'));
+  const output = execFileSync(process.execPath, [extractor], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'inherit'] });
+  const extracted = JSON.parse(output) as ExtractedDefinitions;
+  const entry = extracted.structureDefinitions.map((resource) => ({ resource }));
+  indexStructureDefinitionBundle({ resourceType: 'Bundle', type: 'collection', entry });
+  installBindingRules(extracted.bindingRules);
   loaded = true;
 }
 
@@ -30,7 +43,8 @@ const maxNestingDepth = 64;
 export function assertValidResource(resource: Resource): void {
   assertNestingDepth(resource);
   loadStructureDefinitions();
-  const issues: DomainIssue[] = [];
+  const issues: DomainIssue[] = unsupportedContainedIssues(resource);
+  if (issues.length > 0) throw new DomainError('invalid', `${resource.resourceType} is not valid: ${issues[0]!.message}`, issues);
   try {
     for (const issue of validateResource(resource)) {
       // The validator returns warnings (e.g. constraint it could not evaluate) separately.
@@ -44,6 +58,20 @@ export function assertValidResource(resource: Resource): void {
   if (issues.length > 0) {
     throw new DomainError('invalid', `${resource.resourceType} is not valid: ${issues[0]!.message}`, issues);
   }
+}
+
+function unsupportedContainedIssues(resource: Resource): DomainIssue[] {
+  const contained = (resource as { contained?: unknown }).contained;
+  if (!Array.isArray(contained)) return [];
+  const issues: DomainIssue[] = [];
+  contained.forEach((inner: unknown, i) => {
+    const type = (inner as { resourceType?: unknown } | null)?.resourceType;
+    if (typeof type === 'string' && !validatedResourceTypes.has(type)) {
+      const supported = [...validatedResourceTypes].join(', ');
+      issues.push({ message: `a contained ${type} is not supported here (supported: ${supported})`, location: `${resource.resourceType}.contained[${i}]` });
+    }
+  });
+  return issues;
 }
 
 function toDomainIssue(issue: { details?: { text?: string }; diagnostics?: string; expression?: string[] }): DomainIssue {
