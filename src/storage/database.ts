@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { ChangeFeed } from './change-feed.ts';
 import { TransientStorageError, isRetryableTransactionError, isTransientDatabaseError } from './errors.ts';
 
 /** Anything that runs SQL: the pool or a transaction's client. */
@@ -30,9 +31,12 @@ const maxTransactionAttempts = 5;
  */
 export class Database implements Queryable {
   readonly pool: pg.Pool;
+  /** Committed changes to credentials (API keys, users, sites, integration clients), for caches. */
+  readonly credentialChanges: ChangeFeed;
   #closed = false;
 
   constructor(options: DatabaseOptions) {
+    this.credentialChanges = new ChangeFeed(options.connectionString, 'credentials_changed');
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
@@ -113,8 +117,18 @@ export class Database implements Queryable {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.credentialChanges.close();
     await this.pool.end();
   }
+}
+
+/**
+ * Called after a credential change committed through `db` (outside a transaction), so that the
+ * very next request this process serves already sees it; other processes learn of it through
+ * the notification the change's trigger sends.
+ */
+export function noteCredentialChange(db: Queryable): void {
+  if (db instanceof Database) db.credentialChanges.noteLocalChange();
 }
 
 function translate(error: unknown): unknown {

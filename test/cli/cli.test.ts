@@ -31,8 +31,13 @@ test('site, user, key and client creation print what DESIGN.md promises, with --
   const listed = await runCliJson<{ prefix: string }[]>(['key', 'list', '--site', name], env);
   assert.equal(listed.length, 1);
   assert.equal(JSON.stringify(listed).includes(key.key), false, 'listing never shows the key');
+  // The CLI is another process: this one learns of the revocation through its notification.
+  await db.database.credentialChanges.listening();
+  const beforeRevocation = db.database.credentialChanges.token()!;
+  assert.equal((await authenticateApiKey(db.database, key.key)).ok, true);
   const revoked = await runCliJson<{ revoked_at: string }>(['key', 'revoke', key.id], env);
   assert.ok(revoked.revoked_at);
+  await db.database.credentialChanges.changedSince(beforeRevocation);
   const after = await authenticateApiKey(db.database, key.key);
   assert.deepEqual(after, { ok: false, reason: 'revoked' });
   const client = await runCliJson<{ id: string; allowed_ips: string[] }>(

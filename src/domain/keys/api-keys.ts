@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Queryable } from '../../storage/database.ts';
+import { Database, noteCredentialChange, type Queryable } from '../../storage/database.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
 import type { Actor } from '../site-context.ts';
@@ -84,6 +84,7 @@ export async function revokeApiKey(db: Queryable, keyId: string, actor: Actor, o
   );
   if (!rows[0]) throw new DomainError('not-found', `no API key with id "${keyId}"`);
   const apiKey = toApiKey(rows[0]);
+  noteCredentialChange(db);
   await recordAudit(db, { siteId: apiKey.siteId, actor, action: 'api-key.revoked', targetType: 'api-key', targetId: apiKey.id, details: { prefix: apiKey.prefix } });
   return apiKey;
 }
@@ -115,22 +116,60 @@ function shouldRecordUse(keyId: string, now: number): boolean {
   return true;
 }
 
+type KeyRow = SiteRow & { key_id: string; user_id: string; secret_hash: Buffer; revoked_at: Date | null; active: boolean };
+
 /**
- * Checks an X-API-Key value with one statement (key, owner and site together). Every call reads
- * the key's row, so a revocation takes effect on the very next request without a restart.
+ * What authenticated a key prefix recently, with the change-feed token read before it was read
+ * from the database: any committed change to keys, users or sites (any process) makes every
+ * entry stale (migration 0002 notifies, src/storage/change-feed.ts listens). The age limit only
+ * bounds how long an entry can live should a notification ever be missed.
  */
-export async function authenticateApiKey(db: Queryable, presented: string | undefined): Promise<KeyAuthentication> {
-  if (presented === undefined || presented === '') return { ok: false, reason: 'missing' };
-  const match = keyPattern.exec(presented.trim());
-  if (!match) return { ok: false, reason: 'malformed' };
-  const [, prefix, secret] = match;
-  const { rows } = await db.query<SiteRow & { key_id: string; user_id: string; secret_hash: Buffer; revoked_at: Date | null; active: boolean }>({
+interface CachedKey {
+  row: KeyRow;
+  token: number;
+  readAt: number;
+}
+const cachedKeys = new WeakMap<Database, Map<string, CachedKey>>();
+const maxCacheAgeMs = 60_000;
+
+async function findKeyRow(db: Queryable, prefix: string): Promise<KeyRow | undefined> {
+  const feed = db instanceof Database ? db.credentialChanges : undefined;
+  const token = feed?.token();
+  const now = Date.now();
+  let cache: Map<string, CachedKey> | undefined;
+  if (token !== undefined && db instanceof Database) {
+    cache = cachedKeys.get(db);
+    if (!cache) cachedKeys.set(db, (cache = new Map()));
+    const cached = cache.get(prefix);
+    if (cached && cached.token === token && now - cached.readAt < maxCacheAgeMs) return cached.row;
+  }
+  const { rows } = await db.query<KeyRow>({
     name: 'api-key-authenticate',
     text: `SELECT k.id AS key_id, k.user_id, k.secret_hash, k.revoked_at, u.active, ${siteColumns('s')}
            FROM api_key k JOIN app_user u ON u.id = k.user_id JOIN site s ON s.id = k.site_id WHERE k.prefix = $1`,
     values: [prefix],
   });
   const row = rows[0];
+  // Unknown prefixes are not remembered: anyone can send those, and they would fill the cache.
+  if (cache && token !== undefined && row) {
+    if (cache.size >= maxRememberedKeys) cache.clear();
+    cache.set(prefix, { row, token, readAt: now });
+  }
+  return row;
+}
+
+/**
+ * Checks an X-API-Key value: the key, its owner and its site, read with one statement or taken
+ * from the cache above. The secret is checked against the stored hash on every request, and a
+ * revocation, a deactivated owner or a changed site takes effect as soon as its commit is
+ * notified (milliseconds), in this process or any other.
+ */
+export async function authenticateApiKey(db: Queryable, presented: string | undefined): Promise<KeyAuthentication> {
+  if (presented === undefined || presented === '') return { ok: false, reason: 'missing' };
+  const match = keyPattern.exec(presented.trim());
+  if (!match) return { ok: false, reason: 'malformed' };
+  const [, prefix, secret] = match;
+  const row = await findKeyRow(db, prefix!);
   const presentedHash = hashSecret(secret!);
   // Compare against a dummy when the prefix is unknown, so both paths do the same work.
   const storedHash = row?.secret_hash ?? Buffer.alloc(presentedHash.length);

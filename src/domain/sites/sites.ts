@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../storage/database.ts';
+import { noteCredentialChange, type Queryable } from '../../storage/database.ts';
 import { uniqueViolation } from '../../storage/errors.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
@@ -79,6 +79,7 @@ export async function createSite(db: Queryable, input: CreateSiteInput, actor: A
       [randomUUID(), name, aeTitle, input.patientPutCreates ?? false, input.mllpAllowAnyIp ?? false],
     );
     const site = toSite(rows[0]!);
+    noteCredentialChange(db);
     await recordAudit(db, { siteId: site.id, actor, action: 'site.created', targetType: 'site', targetId: site.id, details: { name, aeTitle } });
     return site;
   } catch (error) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../storage/database.ts';
+import { noteCredentialChange, type Queryable } from '../../storage/database.ts';
 import { uniqueViolation } from '../../storage/errors.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
@@ -135,6 +135,7 @@ export async function updateUser(db: Queryable, userId: string, input: { role?: 
     `UPDATE app_user SET role = $2, active = $3, updated_at = now() WHERE id = $1 RETURNING ${columns}`,
     [userId, role, input.active ?? current.active],
   );
+  noteCredentialChange(db);
   await recordAudit(db, { siteId: current.siteId, actor, action: 'user.updated', targetType: 'user', targetId: userId, details: { ...input } });
   return toUser(rows[0]!);
 }

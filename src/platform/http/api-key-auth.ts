@@ -20,7 +20,6 @@ export function installApiKeyAuthentication(app: FastifyInstance, database: Data
     const result = await authenticateApiKey(database, presented);
     if (!result.ok) throw new HttpProblem(401, 'unauthenticated', messages[result.reason]);
     request.siteContext = siteContextFor(result.site, { kind: 'api-key', keyId: result.keyId, userId: result.userId });
-    request.log = request.log.child({ siteId: result.site.id, keyId: result.keyId });
   });
 }
 
