@@ -13,6 +13,7 @@ import { answerFor, renderHl7v2Error, statusFor } from './http/answer.ts';
 import { supportedCharset } from './er7/charset.ts';
 import { defaultMaxMessageBytes, ingestHl7v2 } from './intake/intake.ts';
 import { startMllpListener } from './mllp/listener.ts';
+import { requestLog } from '../platform/http/request-log.ts';
 
 export { renderHl7v2Error } from './http/answer.ts';
 export { startMllpListener } from './mllp/listener.ts';
@@ -85,9 +86,9 @@ export async function registerHl7v2Routes(app: FastifyInstance, services: Servic
             defaultCharset: charsetOf(request.headers['content-type']),
             origin: { transport: 'http', remoteAddress: request.ip, ...(site.actor.kind === 'api-key' ? { credentialId: site.actor.keyId } : {}) },
           },
-          request.log,
+          requestLog(request),
         );
-        request.log.info({ messageType: outcome.messageType, controlId: outcome.controlId, ack: outcome.ackCode, duplicate: outcome.duplicate }, 'HL7 v2 message acknowledged');
+        requestLog(request).info({ messageType: outcome.messageType, controlId: outcome.controlId, ack: outcome.ackCode, duplicate: outcome.duplicate }, 'HL7 v2 message acknowledged');
         if (outcome.retry) reply.header('retry-after', '5');
         return reply.code(statusFor(outcome) as 200).type('application/json; charset=utf-8').send(JSON.stringify(answerFor(outcome)));
       },
@@ -102,7 +103,7 @@ function charsetOf(contentType: string | undefined) {
 
 function sendTransportError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const mapped = mapError(error);
-  if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
+  if (mapped.unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error');
   const message = mapped.statusCode === 415 ? `the Content-Type must be one of ${hl7v2MediaTypes.join(', ')}` : mapped.message;
   const rendered = renderHl7v2Error({ statusCode: mapped.statusCode, code: mapped.code, message, requestId: request.id, url: request.url });
   for (const [name, value] of Object.entries(mapped.headers ?? {})) reply.header(name, value);

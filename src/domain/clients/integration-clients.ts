@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../storage/database.ts';
+import { noteCredentialChange, type Queryable } from '../../storage/database.ts';
 import { uniqueViolation } from '../../storage/errors.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
 import type { Actor } from '../site-context.ts';
-import { findSiteById, type Site } from '../sites/sites.ts';
-import { ipMatches, parseAllowedIps } from './ip-allow-list.ts';
+import { findSiteById, siteColumns, toSite, type Site, type SiteRow } from '../sites/sites.ts';
+import { parseAllowedIps } from './ip-allow-list.ts';
 import { isUuid } from '../uuid.ts';
 
 export const integrationProtocols = ['hl7-mllp'] as const;
@@ -42,6 +42,7 @@ interface ClientRow {
 }
 
 const columns = 'id, site_id, name, protocol, allowed_ips, sending_application, sending_facility, default_charset, enabled, created_at, updated_at';
+const qualifiedColumns = (alias: string) => columns.split(', ').map((column) => `${alias}.${column}`).join(', ');
 
 function toClient(row: ClientRow): IntegrationClient {
   return {
@@ -112,6 +113,7 @@ export async function createIntegrationClient(db: Queryable, siteId: string, inp
       [randomUUID(), siteId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled],
     );
     const client = toClient(rows[0]!);
+    noteCredentialChange(db);
     await recordAudit(db, { siteId, actor, action: 'integration-client.created', targetType: 'integration-client', targetId: client.id, details: { name: client.name, allowedIps: client.allowedIps } });
     return client;
   } catch (error) {
@@ -139,6 +141,7 @@ export async function updateIntegrationClient(db: Queryable, siteId: string, cli
        WHERE site_id = $1 AND id = $2 RETURNING ${columns}`,
       [siteId, clientId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled],
     );
+    noteCredentialChange(db);
     await recordAudit(db, { siteId, actor, action: 'integration-client.updated', targetType: 'integration-client', targetId: clientId, details: { ...input } });
     return toClient(rows[0]!);
   } catch (error) {
@@ -157,13 +160,38 @@ export async function listIntegrationClients(db: Queryable, siteId: string): Pro
   return rows.map(toClient);
 }
 
+/** An enabled MLLP client and the site its messages belong to. */
+export interface MllpRegistration {
+  client: IntegrationClient;
+  site: Site;
+}
+
+// The site's columns share names with the client's (id, name, created_at), so they come back prefixed.
+const sitePrefix = 'site.';
+function siteColumnsAs(alias: string, prefix: string): string {
+  return siteColumns(alias)
+    .split(', ')
+    .map((column) => `${column} AS "${prefix}${column.slice(alias.length + 1)}"`)
+    .join(', ');
+}
+
 /**
- * The enabled MLLP clients whose allowed IPs admit this peer, across all sites. Which of them a
- * message belongs to is then decided by MSH-3/MSH-4 (see matchesSender).
+ * Every enabled MLLP client of every site, with its site, in one statement. Which of them admit a
+ * peer is decided in memory (ipMatches), and which one a message belongs to by MSH-3/MSH-4
+ * (matchesSender); src/domain/clients/mllp-registrations.ts keeps the result between changes.
  */
-export async function findMllpClientsForAddress(db: Queryable, remoteAddress: string): Promise<IntegrationClient[]> {
-  const { rows } = await db.query<ClientRow>(`SELECT ${columns} FROM integration_client WHERE protocol = 'hl7-mllp' AND enabled`);
-  return rows.map(toClient).filter((client) => ipMatches(client.allowedIps, remoteAddress));
+export async function readMllpRegistrations(db: Queryable): Promise<MllpRegistration[]> {
+  const { rows } = await db.query<Record<string, unknown>>({
+    name: 'mllp-registrations',
+    text: `SELECT ${qualifiedColumns('c')}, ${siteColumnsAs('s', sitePrefix)}
+             FROM integration_client c JOIN site s ON s.id = c.site_id
+            WHERE c.protocol = 'hl7-mllp' AND c.enabled`,
+  });
+  return rows.map((row) => {
+    const site: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(row)) if (key.startsWith(sitePrefix)) site[key.slice(sitePrefix.length)] = value;
+    return { client: toClient(row as unknown as ClientRow), site: toSite(site as unknown as SiteRow) };
+  });
 }
 
 /** Where a client names a sending application or facility, MSH-3 / MSH-4 (HD.1) must equal it. */

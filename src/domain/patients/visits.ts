@@ -21,19 +21,38 @@ export interface StoredVisit extends VisitContext {
   updatedAt: string;
 }
 
+/** A write as one SQL statement, for a caller that sends it together with its own (recordMessage). */
+export interface VisitStatement {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
 export async function recordVisit(tx: Transaction, site: SiteContext, patientId: string, visit: VisitContext): Promise<void> {
-  const params = [site.siteId, patientId, visit.visitNumber ?? null, JSON.stringify(visit), visit.admitTime ?? null];
+  await tx.query(visitUpsert(site, patientId, visit));
+}
+
+/** The upsert recordVisit runs, as a statement (named: prepared once per connection). */
+export function visitUpsert(site: SiteContext, patientId: string, visit: VisitContext): VisitStatement {
+  const values = [site.siteId, patientId, visit.visitNumber ?? null, JSON.stringify(visit), visit.admitTime ?? null];
   // Two partial unique indexes (numbered, unnumbered) give each upsert its conflict target.
-  const sql = visit.visitNumber
-    ? `INSERT INTO patient_visit (site_id, id, patient_id, visit_number, context, admit_time)
-       VALUES ($1, gen_random_uuid(), $2, $3, $4, $5)
-       ON CONFLICT (site_id, patient_id, visit_number) WHERE visit_number IS NOT NULL
-       DO UPDATE SET context = EXCLUDED.context, admit_time = EXCLUDED.admit_time, updated_at = now()`
-    : `INSERT INTO patient_visit (site_id, id, patient_id, visit_number, context, admit_time)
-       VALUES ($1, gen_random_uuid(), $2, $3, $4, $5)
-       ON CONFLICT (site_id, patient_id) WHERE visit_number IS NULL
-       DO UPDATE SET context = EXCLUDED.context, admit_time = EXCLUDED.admit_time, updated_at = now()`;
-  await tx.query(sql, params);
+  return visit.visitNumber
+    ? {
+        name: 'visit-upsert-numbered',
+        text: `INSERT INTO patient_visit (site_id, id, patient_id, visit_number, context, admit_time)
+               VALUES ($1, gen_random_uuid(), $2, $3, $4, $5)
+               ON CONFLICT (site_id, patient_id, visit_number) WHERE visit_number IS NOT NULL
+               DO UPDATE SET context = EXCLUDED.context, admit_time = EXCLUDED.admit_time, updated_at = now()`,
+        values,
+      }
+    : {
+        name: 'visit-upsert-unnumbered',
+        text: `INSERT INTO patient_visit (site_id, id, patient_id, visit_number, context, admit_time)
+               VALUES ($1, gen_random_uuid(), $2, $3, $4, $5)
+               ON CONFLICT (site_id, patient_id) WHERE visit_number IS NULL
+               DO UPDATE SET context = EXCLUDED.context, admit_time = EXCLUDED.admit_time, updated_at = now()`,
+        values,
+      };
 }
 
 export async function listVisits(db: Queryable, site: SiteContext, patientId: string): Promise<StoredVisit[]> {

@@ -77,7 +77,9 @@ export function escapeText(text: string, d: Delimiters): string {
     else if (ch === d.subcomponent) out += `${d.escape}T${d.escape}`;
     else if (ch === d.repetition) out += `${d.escape}R${d.escape}`;
     else if (ch === '\n') out += `${d.escape}.br${d.escape}`;
-    else if (ch === '\r') out += `${d.escape}X0D${d.escape}`;
+    // Other control characters (CR among them) as hexadecimal data (section 2.7.4): an echoed
+    // NUL, say from a damaged MSH-5, would otherwise make the ACK unstorable in the message log.
+    else if (ch < ' ') out += `${d.escape}X${ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}${d.escape}`;
     else out += ch;
   }
   return out;

@@ -3,7 +3,7 @@ import type { Transaction } from '../../storage/database.ts';
 import { ensurePatient, upsertPatientDemographics } from '../../domain/patients/demographics.ts';
 import { mergePatients } from '../../domain/patients/merge.ts';
 import { recordPatientDocument, recordPatientObservation } from '../../domain/patients/observations.ts';
-import { recordVisit } from '../../domain/patients/visits.ts';
+import { visitUpsert, type VisitStatement } from '../../domain/patients/visits.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import { errorCodes, warning, type Problem } from '../problems.ts';
 import type { Plan } from './plan.ts';
@@ -13,15 +13,20 @@ export interface ApplySummary {
   observationIds: string[];
   /** Warnings discovered while applying (for instance an unknown merge source). */
   problems: Problem[];
+  /**
+   * Writes nothing else depends on (the PV1 visit), left for the caller to send with the message
+   * log entry in one round trip (recordMessage's `alongside`).
+   */
+  deferred: VisitStatement[];
 }
 
 export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan): Promise<ApplySummary> {
-  const summary: ApplySummary = { patientIds: [], observationIds: [], problems: [] };
+  const summary: ApplySummary = { patientIds: [], observationIds: [], problems: [], deferred: [] };
   switch (plan.kind) {
     case 'demographics': {
       const { patient } = await upsertPatientDemographics(tx, site, plan.patient, { clear: plan.clear });
       summary.patientIds.push(patient.id!);
-      if (plan.visit) await recordVisit(tx, site, patient.id!, plan.visit);
+      if (plan.visit) summary.deferred.push(visitUpsert(site, patient.id!, plan.visit));
       return summary;
     }
     case 'merge': {
@@ -43,7 +48,7 @@ export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan):
     case 'results': {
       const { patientId } = await ensurePatient(tx, site, plan.patient);
       summary.patientIds.push(patientId);
-      if (plan.visit) await recordVisit(tx, site, patientId, plan.visit);
+      if (plan.visit) summary.deferred.push(visitUpsert(site, patientId, plan.visit));
       for (const observation of plan.observations) {
         const stored = await recordPatientObservation(tx, site, patientId, observation);
         summary.observationIds.push(stored.observation.id!);

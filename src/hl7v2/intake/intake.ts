@@ -5,6 +5,7 @@
  * HTTP JSON body.
  */
 import { DuplicateMessageError, findLoggedMessage, recordMessage, type MessageOutcome, type MessageProblem, type MessageTransport } from '../../domain/messages/message-log.ts';
+import type { VisitStatement } from '../../domain/patients/visits.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import type { Database } from '../../storage/database.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
@@ -13,7 +14,7 @@ import { buildAck, type AckCode } from '../ack/build-ack.ts';
 import { answerForFailure } from '../ack/error-mapping.ts';
 import type { SupportedCharset } from '../er7/charset.ts';
 import { messageTypeText, readHeader, type MessageHeader } from '../er7/header.ts';
-import { parseEr7 } from '../er7/parse.ts';
+import { parseEr7, type ParseResult } from '../er7/parse.ts';
 import { describeLocation, errorCodeText, type Problem } from '../problems.ts';
 import { applyPlan } from './apply.ts';
 import { planMessage, type Plan } from './plan.ts';
@@ -40,6 +41,8 @@ export interface IntakeInput {
   defaultCharset: SupportedCharset;
   origin: MessageOrigin;
   maxBytes?: number;
+  /** parseEr7 of `raw` with this defaultCharset and maxBytes, when the caller has it already. */
+  parsed?: ParseResult;
 }
 
 export interface ProblemView {
@@ -69,16 +72,16 @@ export interface IntakeOutcome {
 }
 
 export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: IntakeLogger): Promise<IntakeOutcome> {
-  const parsed = parseEr7(input.raw, { defaultCharset: input.defaultCharset, maxBytes: input.maxBytes ?? defaultMaxMessageBytes });
+  const parsed = input.parsed ?? parseEr7(input.raw, { defaultCharset: input.defaultCharset, maxBytes: input.maxBytes ?? defaultMaxMessageBytes });
   const message = parsed.message;
   const header = message ? readHeader(message) : undefined;
   const ackCharset = message?.charset ?? 'UNICODE UTF-8';
   const base = { recognised: message !== undefined, messageType: header ? messageTypeText(header) : '', controlId: header?.controlId ?? '', ackCharset };
+  // A re-sent control id is not looked up first: re-sends are rare, and the message log's unique
+  // key (recordMessage) refuses the second copy at the end of the transaction, which then rolls
+  // back whatever the copy changed; the stored answer is returned (earlierAnswer). One statement
+  // fewer for every message that is not a re-send.
   try {
-    if (header && header.controlId !== '') {
-      const previous = await findLoggedMessage(db, input.site, { protocol: 'hl7v2', ...senderKey(header) });
-      if (previous) return { ...base, ...fromLog(previous.ackCode, previous.ackText, previous.problems), duplicate: true, retry: false };
-    }
     let problems = parsed.problems;
     let plan: Plan | undefined;
     let code: AckCode = 'AE';
@@ -90,9 +93,11 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
     }
     const committed = await db.transaction(async (tx) => {
       let all = problems;
+      let deferred: VisitStatement[] = [];
       if (plan) {
         const summary = await applyPlan(tx, input.site, plan);
         all = [...all, ...summary.problems];
+        deferred = summary.deferred;
       }
       const ack = buildAck({ message, code, text: ackText(code, all), problems: all });
       await recordMessage(tx, input.site, {
@@ -106,17 +111,22 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
         ackText: ack,
         raw: input.raw,
         ...(input.origin.remoteAddress ? { remoteAddress: input.origin.remoteAddress } : {}),
-      });
+      }, deferred);
       return { ack, problems: all };
     });
     return { ...base, ackCode: code, ack: committed.ack, ...split(committed.problems), duplicate: false, retry: false };
   } catch (failure) {
     if (failure instanceof DuplicateMessageError && header) {
-      // A copy of this message committed first, between our check and our insert.
-      const previous = await findLoggedMessage(db, input.site, { protocol: 'hl7v2', ...senderKey(header) }).catch(() => undefined);
-      if (previous) return { ...base, ...fromLog(previous.ackCode, previous.ackText, previous.problems), duplicate: true, retry: false };
+      const earlier = await earlierAnswer(db, input.site, header);
+      if (earlier) return { ...base, ...earlier };
     }
     const answer = answerForFailure(failure);
+    // A re-send whose second application fails where the first did not (a bug, or a state the
+    // first never met) gets the first answer, not an AR that would have it re-sent forever.
+    if (answer.retry && header && !isTransientDatabaseError(failure)) {
+      const earlier = await earlierAnswer(db, input.site, header);
+      if (earlier) return { ...base, ...earlier };
+    }
     if (isTransientDatabaseError(failure)) {
       logger?.warn({ site: input.site.siteId, controlId: base.controlId }, 'HL7 v2 message answered AR: database unavailable');
     } else if (!isDomainError(failure)) {
@@ -125,8 +135,9 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
     const ack = buildAck({ message, code: answer.code, text: answer.text, problems: answer.problems });
     if (!answer.retry) {
       // Refused by the domain (AE): nothing clinical was stored, but the log keeps the message and
-      // its answer, so that a re-send gets the same answer.
-      await db
+      // its answer, so that a re-send gets the same answer. A re-send of a message first answered
+      // otherwise (its content may fail now, when it did not then) gets that first answer.
+      const logged = await db
         .transaction((tx) =>
           recordMessage(tx, input.site, {
             protocol: 'hl7v2',
@@ -141,10 +152,21 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
             ...(input.origin.remoteAddress ? { remoteAddress: input.origin.remoteAddress } : {}),
           }),
         )
-        .catch(() => undefined);
+        .then(
+          () => true,
+          (error: unknown) => !(error instanceof DuplicateMessageError),
+        );
+      const earlier = logged || !header ? undefined : await earlierAnswer(db, input.site, header);
+      if (earlier) return { ...base, ...earlier };
     }
     return { ...base, ackCode: answer.code, ack, ...split(answer.problems), duplicate: false, retry: answer.retry };
   }
+}
+
+/** The answer a copy of this message got when it was first processed, if one was logged. */
+async function earlierAnswer(db: Database, site: SiteContext, header: MessageHeader): Promise<Omit<IntakeOutcome, 'recognised' | 'messageType' | 'controlId' | 'ackCharset'> | undefined> {
+  const previous = await findLoggedMessage(db, site, { protocol: 'hl7v2', ...senderKey(header) }).catch(() => undefined);
+  return previous ? { ...fromLog(previous.ackCode, previous.ackText, previous.problems), duplicate: true, retry: false } : undefined;
 }
 
 /** The idempotency key: MSH-3, MSH-4 and MSH-10 (DESIGN.md section 2). */

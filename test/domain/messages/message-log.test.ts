@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { DuplicateMessageError, findLoggedMessage, getMessage, listMessages, recordMessage, type NewMessage } from '../../../src/domain/messages/message-log.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
@@ -49,6 +50,23 @@ test('a repeated key throws DuplicateMessageError and leaves the transaction usa
   await db.database.transaction((tx) => recordMessage(tx, site, entry(undefined)));
   await db.database.transaction((tx) => recordMessage(tx, site, entry(undefined)));
   assert.equal((await listMessages(db.database, site)).messages.length, 4);
+});
+
+test('writes passed alongside go out in the same statement, with their parameters renumbered', async () => {
+  const site = await createTestSite(db.database);
+  const patientId = randomUUID();
+  const visit = (number: string) => ({
+    name: 'test-visit-insert',
+    text: 'INSERT INTO patient_visit (site_id, id, patient_id, visit_number, context) VALUES ($1, gen_random_uuid(), $2, $3, $4)',
+    values: [site.siteId, patientId, number, JSON.stringify({ visitNumber: number })],
+  });
+  await db.database.transaction((tx) => recordMessage(tx, site, entry('A1'), [visit('V1'), visit('V2')]));
+  const visits = await db.database.query('SELECT visit_number FROM patient_visit WHERE site_id = $1 ORDER BY visit_number', [site.siteId]);
+  assert.deepEqual(visits.rows.map((row) => row.visit_number), ['V1', 'V2']);
+  assert.equal((await findLoggedMessage(db.database, site, { protocol: 'hl7v2', sendingApplication: 'LAB', sendingFacility: 'HOSP', controlId: 'A1' }))!.ackText, 'MSH|...|A1');
+  // A repeated key still throws; the caller rolls its alongside writes back with the transaction.
+  await assert.rejects(db.database.transaction((tx) => recordMessage(tx, site, entry('A1'), [visit('V3')])), DuplicateMessageError);
+  assert.equal((await db.database.query('SELECT 1 FROM patient_visit WHERE site_id = $1', [site.siteId])).rowCount, 2);
 });
 
 test('listMessages pages newest first and never shows another site; getMessage is site-bound', async () => {

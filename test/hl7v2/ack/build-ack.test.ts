@@ -54,3 +54,11 @@ test('an ACK can be built without any readable inbound message', () => {
   assert.equal(valueOf(firstSegment(parsed, 'MSH'), 3), 'CLINICAL-GATEWAY');
   assert.equal(valueOf(firstSegment(parsed, 'MSA'), 1), 'AE');
 });
+
+test('control characters in echoed text become hexadecimal escapes and read back as sent', () => {
+  const ack = buildAck({ message: inbound, code: 'AE', text: 'rejected', problems: [error(errorCodes.dataTypeError, 'bad\x00byte\rand\ttab')] });
+  assert.ok(!/[\x00\t]/.test(ack));
+  assert.match(ack, /bad\\X00\\byte\\X0D\\and\\X09\\tab/);
+  const parsed = parseEr7(Buffer.from(ack), options).message!;
+  assert.equal(valueOf(segmentsNamed(parsed, 'ERR')[0], 8), 'bad\x00byte\rand\ttab');
+});
