@@ -16,7 +16,7 @@ import { applicationContextUid } from '../uids.ts';
 import { parseAssociateRequest, type AssociateRequest } from '../upper-layer/associate-rq.ts';
 import { encodeAbort, encodeAssociateAccept, encodeAssociateReject, encodeReleaseResponse } from '../upper-layer/pdu-encode.ts';
 import { PduFramer } from '../upper-layer/pdu-framer.ts';
-import { abortReason, abortSource, pduType, UpperLayerError, type Pdu } from '../upper-layer/pdu-types.ts';
+import { abortReason, abortSource, pduBody, pduType, UpperLayerError, type Pdu } from '../upper-layer/pdu-types.ts';
 import type { AssociationContext } from './association-context.ts';
 import type { AssociationLimits } from './association-limits.ts';
 import { MessageExchange } from './message-exchange.ts';
@@ -85,7 +85,7 @@ export class DicomConnection {
       const request = await this.#nextPdu(this.#deps.settings.artimTimeoutMs);
       if (!request) return;
       if (request.type !== pduType.associateRq) throw new UpperLayerError('expected A-ASSOCIATE-RQ', abortReason.unexpectedPdu);
-      const exchange = await this.#associate(parseAssociateRequest(request.body));
+      const exchange = await this.#associate(parseAssociateRequest(pduBody(request)));
       if (!exchange) return this.#linger();
       this.#exchange = exchange;
       await this.#transfer(exchange);
@@ -101,27 +101,27 @@ export class DicomConnection {
   async #transfer(exchange: MessageExchange): Promise<void> {
     for (;;) {
       if (this.#shuttingDown && !exchange.busy) {
-        this.#logger.info('association aborted: the listener is shutting down');
+        this.#logger.info(exchange.summary, 'association aborted: the listener is shutting down');
         this.#send(encodeAbort(abortSource.serviceUser, 0));
         return;
       }
       const pdu = await this.#nextPdu(this.#deps.settings.idleTimeoutMs);
       if (!pdu) {
-        this.#logger.warn({ inMessage: exchange.busy }, 'connection closed without A-RELEASE or A-ABORT');
+        this.#logger.warn({ ...exchange.summary, inMessage: exchange.busy }, 'connection closed without A-RELEASE or A-ABORT');
         return;
       }
       switch (pdu.type) {
         case pduType.pData:
-          for (const response of await exchange.receive(pdu.body)) this.#send(response);
+          for (const response of await exchange.receive(pdu.parts)) this.#send(response);
           break;
         case pduType.releaseRq:
           // PS3.8 9.3.6 / 7.2: a release with a message still outstanding is a protocol error.
           if (exchange.busy) throw new UpperLayerError('A-RELEASE-RQ in the middle of a message', abortReason.unexpectedPdu);
-          this.#logger.info({ stored: exchange.stored }, 'association released');
+          this.#logger.info(exchange.summary, 'association released');
           this.#send(encodeReleaseResponse());
           return this.#linger();
         case pduType.abort:
-          this.#logger.info({ stored: exchange.stored, inMessage: exchange.busy }, 'association aborted by the peer');
+          this.#logger.info({ ...exchange.summary, inMessage: exchange.busy }, 'association aborted by the peer');
           return;
         default:
           throw new UpperLayerError(`unexpected PDU type ${pdu.type} during the association`, abortReason.unexpectedPdu);
@@ -205,19 +205,20 @@ export class DicomConnection {
   }
 
   #fail(error: unknown): void {
+    const summary = this.#exchange?.summary;
     if (error instanceof Timeout) {
-      this.#logger.warn('association timed out');
+      this.#logger.warn({ ...summary }, 'association timed out');
       // PS3.8 9.2.3: ARTIM expiry before the association closes the transport; once associated, A-ABORT.
       if (this.#exchange) this.#send(encodeAbort(abortSource.serviceProvider, abortReason.notSpecified));
     } else if (error instanceof Interrupted) {
-      this.#logger.info('association aborted: the listener is shutting down');
+      this.#logger.info({ ...summary }, 'association aborted: the listener is shutting down');
       this.#send(encodeAbort(abortSource.serviceUser, 0));
     } else if (error instanceof UpperLayerError || error instanceof CommandSetError) {
-      this.#logger.warn({ reason: error.message }, 'protocol error: A-ABORT');
+      this.#logger.warn({ ...summary, reason: error.message }, 'protocol error: A-ABORT');
       const reason = error instanceof UpperLayerError ? error.reason : abortReason.invalidPduParameterValue;
       this.#send(encodeAbort(abortSource.serviceProvider, reason));
     } else {
-      this.#logger.error({ err: error }, 'association failed');
+      this.#logger.error({ ...summary, err: error }, 'association failed');
       this.#send(encodeAbort(abortSource.serviceProvider, abortReason.notSpecified));
     }
   }

@@ -25,6 +25,17 @@ interface Message {
   commandLength: number;
   command?: CommandSet;
   receiver?: DatasetReceiver;
+  datasetBytes: number;
+}
+
+/** What an association did, for the one line logged when it ends. */
+export interface ExchangeSummary {
+  /** C-STORE requests answered with success. */
+  stored: number;
+  /** Data set bytes of those requests. */
+  storedBytes: number;
+  /** Requests answered with any other status. */
+  refused: number;
 }
 
 export class MessageExchange {
@@ -32,7 +43,7 @@ export class MessageExchange {
   readonly #contexts: Map<number, AcceptedContext>;
   readonly #peerMaxPduLength: number;
   #message: Message | undefined;
-  #stored = 0;
+  #summary: ExchangeSummary = { stored: 0, storedBytes: 0, refused: 0 };
 
   constructor(association: AssociationContext, contexts: Map<number, AcceptedContext>, peerMaxPduLength: number) {
     this.#association = association;
@@ -45,13 +56,12 @@ export class MessageExchange {
     return this.#message !== undefined;
   }
 
-  /** Instances stored successfully on this association. */
-  get stored(): number {
-    return this.#stored;
+  get summary(): Readonly<ExchangeSummary> {
+    return this.#summary;
   }
 
-  /** Takes one P-DATA-TF body; returns the PDUs to send back (responses completed by it). */
-  async receive(body: Buffer): Promise<Buffer[]> {
+  /** Takes one P-DATA-TF body (in parts); returns the PDUs to send back (responses completed by it). */
+  async receive(body: Buffer[]): Promise<Buffer[]> {
     const out: Buffer[] = [];
     for (const pdv of parsePdvs(body)) {
       const context = this.#contexts.get(pdv.contextId);
@@ -62,14 +72,15 @@ export class MessageExchange {
       }
       if (pdv.isCommand) {
         if (message?.command) throw new UpperLayerError('command fragment where a data set was expected', abortReason.unexpectedPduParameter);
-        const current = message ?? (this.#message = { context, commandFragments: [], commandLength: 0 });
-        current.commandFragments.push(pdv.fragment);
-        current.commandLength += pdv.fragment.length;
+        const current = message ?? (this.#message = { context, commandFragments: [], commandLength: 0, datasetBytes: 0 });
+        current.commandFragments.push(...pdv.fragment);
+        current.commandLength += pdv.fragmentLength;
         if (current.commandLength > maxCommandLength) throw new UpperLayerError('command set too large', abortReason.invalidPduParameterValue);
         if (pdv.isLast) out.push(...(await this.#commandComplete(current)));
       } else {
         if (!message?.receiver) throw new UpperLayerError('data set fragment without a command announcing it', abortReason.unexpectedPduParameter);
-        await message.receiver.write(pdv.fragment);
+        message.datasetBytes += pdv.fragmentLength;
+        for (const piece of pdv.fragment) await message.receiver.write(piece);
         if (pdv.isLast) {
           const receiver = message.receiver;
           message.receiver = undefined; // finished: no longer abandoned if the connection drops now
@@ -152,7 +163,12 @@ export class MessageExchange {
     this.#message = undefined;
     const command = message.command!;
     const field = command.uint16(tag.commandField) ?? 0;
-    if (field === commandField.cStoreRq && result.status === status.success) this.#stored++;
+    if (result.status !== status.success) {
+      this.#summary.refused++;
+    } else if (field === commandField.cStoreRq) {
+      this.#summary.stored++;
+      this.#summary.storedBytes += message.datasetBytes;
+    }
     const isNSet = field === commandField.nSetRq;
     const classUid = command.text(isNSet ? tag.requestedSopClassUid : tag.affectedSopClassUid) ?? (field === commandField.cEchoRq ? verificationSopClass : undefined);
     const instanceUid = command.text(isNSet ? tag.requestedSopInstanceUid : tag.affectedSopInstanceUid);

@@ -1,7 +1,8 @@
 /**
  * C-STORE SCP (PS3.4 annex B, PS3.7 9.1.1). The dataset streams to a temporary Part-10 file;
- * once complete it is fsynced, checked, moved into place and indexed in one transaction, and only
- * then does the SCU get 0x0000 (DESIGN.md section 2: acknowledge only what is durable).
+ * once complete it is checked, indexed and moved into place in one transaction, which commits
+ * only after the file and its folder entry are fsynced, and only then does the SCU get 0x0000
+ * (DESIGN.md section 2: acknowledge only what is durable).
  */
 import { indexInstance } from '../../domain/imaging/index-instance.ts';
 import type { ReceivedInstance } from '../../domain/imaging/received-instance.ts';
@@ -13,7 +14,7 @@ import type { DimseResult } from '../dimse/dimse-result.ts';
 import { status } from '../dimse/status.ts';
 import { IncomingFile } from '../storage/incoming-file.ts';
 import { storeFailure } from './failure-status.ts';
-import { unlink } from 'node:fs/promises';
+import { rename, unlink } from 'node:fs/promises';
 
 /** Receives one dataset; `finish` answers the request, `abandon` cleans up after an abort. */
 export interface DatasetReceiver {
@@ -43,7 +44,7 @@ export async function beginStore(association: AssociationContext, context: Accep
   }
   let file: IncomingFile;
   try {
-    file = await IncomingFile.create(association.layout.tmpDir, {
+    file = IncomingFile.create(association.layout.tmpDir, {
       sopClassUid,
       sopInstanceUid,
       transferSyntaxUid: context.transferSyntax,
@@ -69,7 +70,7 @@ async function finishStore(
 ): Promise<DimseResult> {
   const { layout, logger, site } = association;
   let movedTo: string | undefined;
-  let movingMarker: string | undefined;
+  let movingMarker: Promise<string> | undefined;
   let committed = false;
   try {
     const completed = await file.complete();
@@ -99,33 +100,50 @@ async function finishStore(
       callingAeTitle: association.callingAeTitle,
       remoteAddress: association.remoteAddress,
     };
+    // The marker and the temporary file's fsync proceed while the instance is indexed; a
+    // duplicate needs neither, so their failure only matters once the instance is known to be new.
+    const marker = completed.created.then(() => layout.markMoving(storagePath, completed.tempPath));
+    marker.catch(() => {}); // awaited below when it matters; never an unhandled rejection
+    movingMarker = marker;
+    // A failure here is met again, and reported, by the move itself.
+    const folderReady = layout.prepareFolder(storagePath).catch(() => {});
     const result = await association.database.transaction(async (tx) => {
-      // The temporary file's fsync runs while the index rows are written.
       const indexed = await indexInstance(tx, site, instance);
+      if (indexed.outcome !== 'stored') return indexed;
       // The file goes into place before the row becomes visible (at commit), and only for a new
-      // instance: a duplicate never overwrites the file the index already points at.
-      if (indexed.outcome === 'stored' && movedTo === undefined) {
-        await completed.durable;
-        // A crash between this move and the commit would leave a file nothing points at; the
-        // marker lets start-up recovery find and remove it.
-        movingMarker = await layout.markMoving(storagePath);
-        await layout.moveIntoPlace(completed.tempPath, storagePath);
-        movedTo = storagePath;
+      // instance: a duplicate never overwrites the file the index already points at. A crash
+      // between the move and the commit would leave a file nothing points at; the marker, durable
+      // before the move, lets start-up recovery find and remove it. So the move waits for the
+      // marker only, and the commit for the file's fsync and the folder's.
+      await marker;
+      await folderReady;
+      movedTo = storagePath;
+      try {
+        const moved = await layout.moveIntoPlace(completed.tempPath, storagePath);
+        for (const step of await Promise.allSettled([completed.durable, moved.durable])) {
+          if (step.status === 'rejected') throw step.reason;
+        }
+        return indexed;
+      } catch (error) {
+        // Taken back while this transaction still holds the SOP Instance UID: once it rolls
+        // back, a store of the same UID waiting on it may move its own file to this very path.
+        // A retry of the transaction finds the file where it was.
+        await rename(layout.absolute(storagePath), completed.tempPath).catch(() => unlink(layout.absolute(storagePath)).catch(() => {}));
+        movedTo = undefined;
+        throw error;
       }
-      return indexed;
     });
     committed = true;
-    if (movingMarker) await layout.clearMoving(movingMarker);
+    await clearMarker(movingMarker);
     for (const warning of result.warnings) logger.warn({ sopInstanceUid }, warning);
     if (result.outcome === 'stored') {
-      logger.info({ sopInstanceUid, studyInstanceUid: studyUid, bytes: completed.sizeBytes }, 'instance stored');
+      logger.debug({ sopInstanceUid, studyInstanceUid: studyUid, bytes: completed.sizeBytes }, 'instance stored');
       return { status: status.success };
     }
-    // A duplicate: the kept instance's file stays as it is. (If an earlier, rolled-back attempt of
-    // this transaction had moved our file there, the instance committed since then overwrote it.)
+    // A duplicate: the kept instance's file stays as it is.
     await file.discard();
     if (result.outcome === 'duplicate-identical') {
-      logger.info({ sopInstanceUid }, 'instance already stored with identical bytes');
+      logger.debug({ sopInstanceUid }, 'instance already stored with identical bytes');
       return { status: status.success };
     }
     // Policy of the imaging domain: the first instance is kept, different bytes are refused.
@@ -133,12 +151,16 @@ async function finishStore(
     return { status: status.duplicateSopInstance, errorComment: 'SOP Instance already stored with different content' };
   } catch (error) {
     if (!committed && movedTo !== undefined) await unlink(layout.absolute(movedTo)).catch(() => {});
-    if (!committed && movingMarker) await layout.clearMoving(movingMarker);
+    if (!committed) await clearMarker(movingMarker);
     await file.discard();
     const answer = storeFailure(error);
     if (answer.status === status.processingFailure) logger.error({ err: error, sopInstanceUid }, 'C-STORE failed');
     else logger.warn({ err: error, sopInstanceUid, status: answer.status }, 'C-STORE refused');
     return answer;
+  }
+
+  async function clearMarker(marker: Promise<string> | undefined): Promise<void> {
+    if (marker) await marker.then((path) => layout.clearMoving(path), () => {});
   }
 
   async function reject(code: number, comment: string): Promise<DimseResult> {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID, type Hash } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, fdatasync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { encodePart10Header, type FileMetaInput } from '../dataset/part10-header.ts';
@@ -9,6 +9,13 @@ import { HeaderSniffer, type SniffResult } from '../dataset/header-sniffer.ts';
 /** Above this many bytes queued for the disk, the connection stops reading from its socket. */
 const highWaterMark = 1024 * 1024;
 
+/**
+ * A large transfer flushes what it has written so far each time this much more has arrived, so
+ * the disk writes while the network delivers the rest, and the fsync before success only has the
+ * tail left to write.
+ */
+const flushEvery = 4 * 1024 * 1024;
+
 export interface CompletedFile {
   tempPath: string;
   /** Size of the whole Part-10 file. */
@@ -16,6 +23,8 @@ export interface CompletedFile {
   /** SHA-256 of the dataset bytes exactly as received (the file without its Part-10 header). */
   sha256: string;
   sniff: SniffResult;
+  /** Resolves once the temporary file exists; rejects with why it could not be created. */
+  created: Promise<void>;
 }
 
 /**
@@ -27,10 +36,14 @@ export interface CompletedFile {
 export class IncomingFile {
   readonly tempPath: string;
   #stream: WriteStream;
+  #fd: number | undefined;
+  #created: Promise<void>;
   #hash: Hash = createHash('sha256');
   #sniffer: HeaderSniffer;
   #size: number;
   #failure: Error | undefined;
+  #unflushed = 0;
+  #flushing: Promise<void> | undefined;
 
   private constructor(tempPath: string, stream: WriteStream, header: Buffer, transferSyntaxUid: string) {
     this.tempPath = tempPath;
@@ -38,17 +51,26 @@ export class IncomingFile {
     this.#stream.on('error', (error) => {
       this.#failure ??= error;
     });
+    // The open's failure (EEXIST, ENOSPC, EACCES) is also recorded by the 'error' listener above.
+    this.#created = once(stream, 'open').then(([fd]) => {
+      this.#fd = fd as number;
+    });
+    this.#created.catch(() => {}); // observed by the caller; never an unhandled rejection
     this.#sniffer = new HeaderSniffer(transferSyntaxUid);
     this.#size = header.length;
     this.#stream.write(header);
   }
 
-  /** Creates the temporary file (exclusively: a name never reused) with the Part-10 header. */
-  static async create(tmpDir: string, meta: FileMetaInput): Promise<IncomingFile> {
+  /**
+   * Creates the temporary file (exclusively: a name never reused) with the Part-10 header. The
+   * transfer does not wait for the file to exist: allocating an inode can take longer than
+   * receiving a small dataset, and the stream holds what arrives until the file is open (still
+   * bounded by its high-water mark).
+   */
+  static create(tmpDir: string, meta: FileMetaInput): IncomingFile {
     const tempPath = join(tmpDir, `${randomUUID()}.part`);
     // flush: the descriptor is fsynced before it is closed, so 'close' means durable on disk.
     const stream = createWriteStream(tempPath, { flags: 'wx', mode: 0o640, highWaterMark, flush: true });
-    await once(stream, 'open'); // rejects with the open error (EEXIST, ENOSPC, EACCES)
     return new IncomingFile(tempPath, stream, encodePart10Header(meta), meta.transferSyntaxUid);
   }
 
@@ -64,7 +86,24 @@ export class IncomingFile {
     const sniffed = this.#sniffer.push(fragment);
     // A stream destroyed by a write error never drains: its failure is reported by `durable`.
     if (!this.#failure && !this.#stream.destroyed && !this.#stream.write(fragment) && !this.#stream.destroyed) await drained(this.#stream);
+    this.#unflushed += fragment.length;
+    if (this.#unflushed >= flushEvery && !this.#flushing) this.#flushWritten();
     await sniffed;
+  }
+
+  /** Starts an fdatasync of what the stream has written; never awaited by the transfer itself. */
+  #flushWritten(): void {
+    const fd = this.#fd;
+    if (fd === undefined || this.#failure || this.#stream.destroyed) return;
+    this.#unflushed = 0;
+    this.#flushing = new Promise<void>((resolve) => {
+      fdatasync(fd, (error) => {
+        // Linux reports a writeback error to one fsync only: this may be the one that sees it.
+        if (error) this.#failure ??= error;
+        this.#flushing = undefined;
+        resolve();
+      });
+    });
   }
 
   /**
@@ -76,6 +115,8 @@ export class IncomingFile {
   async complete(): Promise<CompletedFile & { durable: Promise<void> }> {
     const sniff = await this.#sniffer.finish();
     const durable = (async () => {
+      // The descriptor must stay open (and not be reused) until a running flush is done with it.
+      await this.#flushing;
       if (!this.#stream.destroyed) {
         const closed = once(this.#stream, 'close').catch(() => {});
         this.#stream.end();
@@ -84,12 +125,13 @@ export class IncomingFile {
       if (this.#failure) throw this.#failure;
     })();
     durable.catch(() => {}); // observed by the caller; never an unhandled rejection
-    return { tempPath: this.tempPath, sizeBytes: this.#size, sha256: this.#hash.digest('hex'), sniff, durable };
+    return { tempPath: this.tempPath, sizeBytes: this.#size, sha256: this.#hash.digest('hex'), sniff, created: this.#created, durable };
   }
 
   /** Abandons the transfer: closes and removes the temporary file. Never throws. */
   async discard(): Promise<void> {
     this.#sniffer.dispose();
+    await this.#flushing;
     if (!this.#stream.closed) {
       const closed = once(this.#stream, 'close').catch(() => {});
       this.#stream.destroy();

@@ -1,6 +1,7 @@
 import { abortReason, pduType, UpperLayerError, type Pdu, type PduTypeCode } from './pdu-types.ts';
 
 const headerLength = 6;
+const maxParts = 16;
 const knownTypes = new Set<number>(Object.values(pduType));
 
 /**
@@ -43,28 +44,43 @@ export class PduFramer {
       throw new UpperLayerError(`PDU of ${length} bytes exceeds the limit of ${limit}`, abortReason.invalidPduParameterValue);
     }
     if (this.#buffered < headerLength + length) return undefined;
-    const whole = this.#take(headerLength + length);
-    return { type: type as PduTypeCode, body: whole.subarray(headerLength) };
+    this.#take(headerLength);
+    return { type: type as PduTypeCode, parts: this.#take(length) };
   }
 
   #peek(length: number): Buffer {
-    if (this.#chunks[0]!.length >= length) return this.#chunks[0]!.subarray(0, length);
-    return Buffer.concat(this.#chunks).subarray(0, length);
+    const first = this.#chunks[0]!;
+    if (first.length >= length) return first.subarray(0, length);
+    const bytes = Buffer.alloc(length);
+    let filled = 0;
+    for (const chunk of this.#chunks) {
+      filled += chunk.copy(bytes, filled, 0, Math.min(chunk.length, length - filled));
+      if (filled === length) break;
+    }
+    return bytes;
   }
 
-  #take(length: number): Buffer {
-    const first = this.#chunks[0]!;
-    let result: Buffer;
-    if (first.length >= length) {
-      result = first.subarray(0, length);
-      if (first.length === length) this.#chunks.shift();
-      else this.#chunks[0] = first.subarray(length);
-    } else {
-      const all = Buffer.concat(this.#chunks);
-      result = all.subarray(0, length);
-      this.#chunks = all.length > length ? [all.subarray(length)] : [];
+  /**
+   * The next `length` bytes as views of the chunks that hold them. A PDU that came in many small
+   * reads is joined instead: a few copied bytes cost less than thousands of tiny buffers.
+   */
+  #take(length: number): Buffer[] {
+    const parts: Buffer[] = [];
+    let whole = 0; // leading chunks consumed entirely
+    for (let remaining = length; remaining > 0; ) {
+      const chunk = this.#chunks[whole]!;
+      if (chunk.length <= remaining) {
+        parts.push(chunk);
+        remaining -= chunk.length;
+        whole++;
+      } else {
+        parts.push(chunk.subarray(0, remaining));
+        this.#chunks[whole] = chunk.subarray(remaining);
+        remaining = 0;
+      }
     }
+    this.#chunks.splice(0, whole);
     this.#buffered -= length;
-    return result;
+    return parts.length > maxParts ? [Buffer.concat(parts, length)] : parts;
   }
 }

@@ -13,7 +13,17 @@ export type PduTypeCode = (typeof pduType)[keyof typeof pduType];
 
 export interface Pdu {
   type: PduTypeCode;
-  body: Buffer;
+  /**
+   * The body as views of the chunks it arrived in: a P-DATA-TF body of 256 KiB spans several
+   * socket reads, and joining them would copy every byte of every instance once more, and churn
+   * enough memory to keep the garbage collector busy.
+   */
+  parts: Buffer[];
+}
+
+/** The body of a PDU in one buffer, for the small PDUs parsed as a whole. */
+export function pduBody(pdu: Pdu): Buffer {
+  return pdu.parts.length === 1 ? pdu.parts[0]! : Buffer.concat(pdu.parts);
 }
 
 /** PS3.8 9.3.8, table 9-26: A-ABORT source and reason values. */

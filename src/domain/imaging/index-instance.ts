@@ -1,7 +1,8 @@
 /**
  * Indexes one stored DICOM instance: study, series and instance rows of the caller's site, and the
  * study's link to the site's patient (issue 5 point 3). Called by the C-STORE handler inside the
- * transaction that makes the instance visible, after the file is fsynced and renamed into place.
+ * transaction that makes the instance visible; the handler moves the file into place after a
+ * 'stored' outcome and before the commit.
  *
  * Duplicate policy for a known SOP Instance UID (PS3.4 B.2.3 leaves it to the SCP):
  * - same dataset bytes (SHA-256): success, nothing changes ('duplicate-identical');
@@ -14,6 +15,7 @@ import type { Queryable, Transaction } from '../../storage/database.ts';
 import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
 import { cleanText } from './dicom-values.ts';
+import { indexInstanceStatement, indexInstanceValues, type IndexInstanceRow } from './index-instance-statement.ts';
 import { normalizeReceivedInstance, type NormalizedInstance, type ReceivedInstance } from './received-instance.ts';
 import { linkStudyPatient } from './study-patient.ts';
 
@@ -56,36 +58,31 @@ const instanceColumns = `id, sop_instance_uid, sop_class_uid, transfer_syntax_ui
 
 export async function indexInstance(tx: Transaction, site: SiteContext, instance: ReceivedInstance): Promise<IndexResult> {
   const value = normalizeReceivedInstance(instance);
-  // Claim the SOP Instance UID first. A concurrent store of the same UID waits on the unique
-  // index until the first commits (then finds its row) or rolls back (then this one proceeds).
-  // The instance's foreign keys are deferred to commit (migration 0303), by which time this
-  // transaction has written the study and series rows below.
   const id = randomUUID();
-  const claimed = await tx.query({
-    name: 'imaging-instance-claim',
-    text: `INSERT INTO imaging_instance (site_id, sop_instance_uid, id, study_instance_uid, series_instance_uid,
-             sop_class_uid, transfer_syntax_uid, instance_number, storage_path, size_bytes, sha256,
-             calling_ae_title, remote_address)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-           ON CONFLICT (site_id, sop_instance_uid) DO NOTHING`,
-    values: [
-      site.siteId, value.sopInstanceUid, id, value.studyInstanceUid, value.seriesInstanceUid, value.sopClassUid,
-      value.transferSyntaxUid, value.instanceNumber, value.storagePath, value.sizeBytes, value.sha256,
-      value.callingAeTitle, value.remoteAddress,
-    ],
+  const { rows } = await tx.query<IndexInstanceRow>({
+    name: 'imaging-instance-index',
+    text: indexInstanceStatement,
+    values: indexInstanceValues(site, id, value),
   });
-  if (claimed.rowCount === 0) return duplicateOf(tx, site, value);
-
+  const row = rows[0];
+  if (!row) return duplicateOf(tx, site, value);
+  // PS3.3 C.7.3.1: a series belongs to exactly one study. An instance claiming otherwise is
+  // inconsistent, and indexing it would put its images under the wrong study; the caller's
+  // transaction rolls back what the statement wrote.
+  if (row.series_study_instance_uid !== value.studyInstanceUid) {
+    const owner = row.series_study_instance_uid;
+    throw new DomainError('invalid', `series ${value.seriesInstanceUid} belongs to study ${owner}, not ${value.studyInstanceUid}`, [
+      { message: `series ${value.seriesInstanceUid} already belongs to another study`, location: 'seriesInstanceUid' },
+    ]);
+  }
   const warnings: string[] = [];
-  const study = await upsertStudy(tx, site, value);
-  if (value.patientId !== null && study.dicomPatientId !== null && study.dicomPatientId !== value.patientId) {
-    warnings.push(`study ${value.studyInstanceUid} is indexed under PatientID ${study.dicomPatientId}; this instance says ${value.patientId}`);
+  if (value.patientId !== null && row.dicom_patient_id !== null && row.dicom_patient_id !== value.patientId) {
+    warnings.push(`study ${value.studyInstanceUid} is indexed under PatientID ${row.dicom_patient_id}; this instance says ${value.patientId}`);
   }
-  let patientId = study.patientId;
-  if (patientId === null && study.dicomPatientId !== null) {
-    patientId = await linkStudyPatient(tx, site, value.studyInstanceUid, { ...value, patientId: study.dicomPatientId });
+  let patientId = row.patient_id;
+  if (patientId === null && row.dicom_patient_id !== null) {
+    patientId = await linkStudyPatient(tx, site, value.studyInstanceUid, { ...value, patientId: row.dicom_patient_id });
   }
-  await upsertSeries(tx, site, value);
   return { outcome: 'stored', instanceId: id, storagePath: value.storagePath, studyInstanceUid: value.studyInstanceUid, patientId, warnings };
 }
 
@@ -110,67 +107,6 @@ async function duplicateOf(tx: Transaction, site: SiteContext, value: Normalized
     patientId: existing.patient_id,
     warnings: [],
   };
-}
-
-/**
- * Study-level attributes come from the first instance; later instances only fill what is still
- * empty, so a study's identity never drifts between instances. Modalities accumulate.
- */
-async function upsertStudy(
-  tx: Transaction,
-  site: SiteContext,
-  value: NormalizedInstance,
-): Promise<{ patientId: string | null; dicomPatientId: string | null }> {
-  const { rows } = await tx.query<{ patient_id: string | null; dicom_patient_id: string | null }>({
-    name: 'imaging-study-upsert',
-    text: `INSERT INTO imaging_study AS s (site_id, study_instance_uid, dicom_patient_id, patient_name, patient_birth_date,
-             patient_sex, study_date, study_time, accession_number, study_description, modalities)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11::text IS NULL THEN '{}'::text[] ELSE ARRAY[$11::text] END)
-           ON CONFLICT (site_id, study_instance_uid) DO UPDATE SET
-             dicom_patient_id = COALESCE(s.dicom_patient_id, EXCLUDED.dicom_patient_id),
-             patient_name = COALESCE(s.patient_name, EXCLUDED.patient_name),
-             patient_birth_date = COALESCE(s.patient_birth_date, EXCLUDED.patient_birth_date),
-             patient_sex = COALESCE(s.patient_sex, EXCLUDED.patient_sex),
-             study_date = COALESCE(s.study_date, EXCLUDED.study_date),
-             study_time = COALESCE(s.study_time, EXCLUDED.study_time),
-             accession_number = COALESCE(s.accession_number, EXCLUDED.accession_number),
-             study_description = COALESCE(s.study_description, EXCLUDED.study_description),
-             modalities = CASE WHEN $11::text IS NULL OR $11::text = ANY (s.modalities) THEN s.modalities
-                               ELSE array_append(s.modalities, $11::text) END,
-             last_received_at = now(),
-             updated_at = now()
-           WHERE s.site_id = $1
-           RETURNING patient_id, dicom_patient_id`,
-    values: [
-      site.siteId, value.studyInstanceUid, value.patientId, value.patientName, value.patientBirthDate, value.patientSex,
-      value.studyDate, value.studyTime, value.accessionNumber, value.studyDescription, value.modality,
-    ],
-  });
-  const row = rows[0]!;
-  return { patientId: row.patient_id, dicomPatientId: row.dicom_patient_id };
-}
-
-async function upsertSeries(tx: Transaction, site: SiteContext, value: NormalizedInstance): Promise<void> {
-  const { rows } = await tx.query<{ study_instance_uid: string }>({
-    name: 'imaging-series-upsert',
-    text: `INSERT INTO imaging_series AS s (site_id, series_instance_uid, study_instance_uid, modality, series_number, series_description)
-           VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (site_id, series_instance_uid) DO UPDATE SET
-             modality = COALESCE(s.modality, EXCLUDED.modality),
-             series_number = COALESCE(s.series_number, EXCLUDED.series_number),
-             series_description = COALESCE(s.series_description, EXCLUDED.series_description)
-           WHERE s.site_id = $1
-           RETURNING study_instance_uid`,
-    values: [site.siteId, value.seriesInstanceUid, value.studyInstanceUid, value.modality, value.seriesNumber, value.seriesDescription],
-  });
-  const owner = rows[0]?.study_instance_uid;
-  // PS3.3 C.7.3.1: a series belongs to exactly one study. An instance claiming otherwise is
-  // inconsistent, and indexing it would put its images under the wrong study.
-  if (owner !== value.studyInstanceUid) {
-    throw new DomainError('invalid', `series ${value.seriesInstanceUid} belongs to study ${owner ?? '?'}, not ${value.studyInstanceUid}`, [
-      { message: `series ${value.seriesInstanceUid} already belongs to another study`, location: 'seriesInstanceUid' },
-    ]);
-  }
 }
 
 /** The indexed instance of this site with that SOP Instance UID, if any. */
