@@ -7,6 +7,7 @@ import { processHl7v3Message } from './intake/process-message.ts';
 import { acceptedMediaTypes, isSoapContentType, soapMediaType } from './media-types.ts';
 import { wrapInSoap } from './soap/soap-envelope.ts';
 import { defaultXmlLimits } from './xml/parse.ts';
+import { requestLog } from '../platform/http/request-log.ts';
 
 export { renderHl7v3Error } from './http-errors.ts';
 export { acceptedMediaTypes, hl7v3MediaTypes } from './media-types.ts';
@@ -67,9 +68,9 @@ export async function registerHl7v3Routes(app: FastifyInstance, services: Servic
         const result = await processHl7v3Message(services.database, site, (request.body as Buffer | undefined) ?? Buffer.alloc(0), {
           ...charsetOf(request.headers['content-type']),
           remoteAddress: request.ip,
-          logger: request.log,
+          logger: requestLog(request),
         });
-        request.log.info({ ack: result.typeCode, duplicate: result.duplicate, status: result.statusCode }, 'HL7 v3 message acknowledged');
+        requestLog(request).info({ ack: result.typeCode, duplicate: result.duplicate, status: result.statusCode }, 'HL7 v3 message acknowledged');
         if (result.statusCode === 503) reply.header('retry-after', '5');
         if (result.soap || isSoapContentType(request.headers['content-type'])) {
           // SOAP 1.2 HTTP binding: a response that is not a SOAP fault is a 200; the MCCI typeCode
@@ -94,7 +95,7 @@ function charsetOf(contentType: string | undefined): { charset?: string } {
  */
 function sendTransportError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const mapped = mapError(error);
-  if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
+  if (mapped.unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error');
   const rendered = renderHl7v3Error({ statusCode: mapped.statusCode, code: mapped.code, message: mapped.message, requestId: request.id, url: request.url });
   for (const [name, value] of Object.entries(mapped.headers ?? {})) reply.header(name, value);
   if (isSoapContentType(request.headers['content-type'])) {

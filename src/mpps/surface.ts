@@ -12,6 +12,7 @@ import { parseIngestBody } from './ingest-body.ts';
 import { renderMppsError } from './render-error.ts';
 import { errorResponseSchema, ingestBodySchema, stepResponseSchema } from './schemas.ts';
 import { stepToJson } from './step-json.ts';
+import { requestLog } from '../platform/http/request-log.ts';
 
 /** An MPPS update is a few hundred bytes; anything near this is not one. */
 export const ingestBodyLimit = 64 * 1024;
@@ -60,7 +61,7 @@ export const mppsSurface: HttpSurface = {
         const site = siteContextOf(request);
         // Answer only after the commit (DESIGN.md: durability).
         const result = await services.database.transaction((tx) => recordProcedureStep(tx, site, input));
-        request.log.info(
+        requestLog(request).info(
           { sopInstanceUid: input.sopInstanceUid, status: result.step.status, created: result.created, changed: result.changed },
           'procedure step recorded',
         );

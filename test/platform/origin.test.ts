@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../src/domain/errors.ts';
 import { revokeApiKey } from '../../src/domain/keys/api-keys.ts';
@@ -8,6 +11,8 @@ import { siteContextOf } from '../../src/platform/http/site-context.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { buildTestOrigin, createTestApiKey } from '../support/http.ts';
 import { createTestSite } from '../support/sites.ts';
+
+const execFileAsync = promisify(execFile);
 
 // A minimal surface exercising the platform: what every real surface gets around its routes.
 const probeSurface: HttpSurface = {
@@ -131,3 +136,48 @@ test('the database being down is a 503 with Retry-After, and readiness says not-
     await unreachable.close();
   }
 });
+
+/**
+ * A refusal sent before the body is read (over the limit, or no valid key) used to close the
+ * socket with the body still arriving; the kernel then resets the connection and a client that is
+ * still writing never sees the answer (write EPIPE). The client runs in its own process, as real
+ * ones do (in one event loop the race never shows), and repeats, because it is a race.
+ */
+test('over a real socket, a client still sending an oversized or unauthenticated body receives the 413 or 401', async () => {
+  const site = await createTestSite(db.database);
+  const key = await createTestApiKey(db.database, site);
+  const served = await buildTestOrigin(probeSurface, db.database);
+  try {
+    await served.listen({ port: 0, host: '127.0.0.1' });
+    const port = (served.server.address() as AddressInfo).port;
+    const outcomes = await postOversizedBodies(port, key, 40);
+    assert.deepEqual(outcomes, Array.from({ length: 40 }, (_, attempt) => (attempt % 4 === 3 ? '401' : '413')));
+  } finally {
+    await served.close();
+  }
+});
+
+const oversizedPoster = `
+import { request } from 'node:http';
+const [port, key, attempts] = process.argv.slice(1);
+const body = Buffer.from(JSON.stringify({ n: 1, pad: 'x'.repeat(5 * 1024 * 1024) }));
+const outcomes = [];
+for (let attempt = 0; attempt < Number(attempts); attempt++) {
+  const headers = { connection: 'close', 'content-type': 'application/json', 'content-length': String(body.length), ...(attempt % 4 === 3 ? {} : { 'x-api-key': key }) };
+  outcomes.push(await new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port: Number(port), method: 'POST', path: '/probe/echo', agent: false, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(String(res.statusCode)));
+      res.on('error', (error) => resolve('response error: ' + error.message));
+    });
+    req.on('error', (error) => resolve('no answer: ' + error.message));
+    req.end(body);
+  }));
+}
+process.stdout.write(JSON.stringify(outcomes));
+`;
+
+async function postOversizedBodies(port: number, key: string, attempts: number): Promise<string[]> {
+  const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', oversizedPoster, String(port), key, String(attempts)], { maxBuffer: 1024 * 1024 });
+  return JSON.parse(stdout) as string[];
+}
