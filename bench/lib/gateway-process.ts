@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { openEmbeddedPostgres } from '../../src/storage/embedded-postgres.ts';
 import { progress } from './log.ts';
 import { benchHost, gatewayPorts } from './ports.ts';
+import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 
 /**
  * The service under test, run exactly as an operator runs it (`node bin/clinical-gateway.js
@@ -57,7 +58,7 @@ export async function startGatewayProcess(start: GatewayStart): Promise<GatewayP
   const env = gatewayEnv(start);
   const logFd = openSync(start.logFile, 'w');
   const profile = start.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${start.cpuProfileDir}`] : [];
-  const args = [...profile, ...(start.launcher === 'serve' ? ['bin/clinical-gateway.js', 'serve'] : ['bench/lib/dev-serve.ts'])];
+  const args = [...serviceNodeOptions, ...profile, ...(start.launcher === 'serve' ? ['bin/clinical-gateway.js', 'serve'] : ['bench/lib/dev-serve.ts'])];
   const child = spawn(process.execPath, args, { cwd: start.root, env, stdio: ['ignore', logFd, 'pipe'] });
   const surfaces = await waitForListing(child, logFd, start.logFile);
   closeSync(logFd);

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { freeLoopbackPort } from './ports.ts';
 import { readResident } from './process-stats.ts';
 import { withDeadline } from './timing.ts';
+import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 
 export type SurfaceName = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'mllp' | 'dicom';
 export const surfaceNames: SurfaceName[] = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'mllp', 'dicom'];
@@ -20,7 +21,7 @@ const portVariables: Record<SurfaceName, string> = {
 
 export const repositoryRoot = resolve(import.meta.dirname, '../..');
 const cliPath = join(repositoryRoot, 'bin/clinical-gateway.js');
-const serveArgs = [cliPath, 'serve'];
+const serveArgs = [...serviceNodeOptions, cliPath, 'serve'];
 
 /**
  * The service as operators run it (`clinical-gateway serve`), as a child process on a data

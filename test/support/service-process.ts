@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 import { cliPath } from './cli.ts';
 
 export interface ServiceProcess {
@@ -14,7 +15,7 @@ export interface ServiceProcess {
  * surface has logged where it listens (ports may be 0: the real ones are read from the logs).
  */
 export async function startServiceProcess(env: NodeJS.ProcessEnv, expectedSurfaces: number): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [cliPath, 'serve'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, CG_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...serviceNodeOptions, cliPath, 'serve'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, CG_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   const ports: Record<string, number> = {};
   let buffered = '';
