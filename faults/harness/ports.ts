@@ -1,14 +1,25 @@
+import { randomInt } from 'node:crypto';
 import { createServer } from 'node:net';
 
-/** A loopback port nobody listens on right now (the kernel picks it). */
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+// Below Linux's ephemeral range (32768-60999 by default): a port the kernel hands out for
+// listen(0) can meanwhile become the source port of an outgoing connection (the service's own,
+// to PostgreSQL), and the service's listen on it then fails with EADDRINUSE after a restart.
+const firstPort = 20_000;
+const lastPort = 32_000;
+
+/** A loopback port nobody listens on right now, outside the ephemeral range. */
+export async function freeLoopbackPort(): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = randomInt(firstPort, lastPort);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free loopback port between ${firstPort} and ${lastPort}`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }

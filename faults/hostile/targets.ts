@@ -159,9 +159,9 @@ export const fuzzTargets: FuzzTarget[] = [
       const associate = await load('src/dicom/upper-layer/associate-rq.ts');
       const pdv = await load('src/dicom/upper-layer/pdv.ts');
       const command = await load('src/dicom/dimse/command-set.ts');
-      const PduFramer = exported<new (limit: (type: number) => number) => { push(chunk: Buffer): void; next(): { type: number; body: Buffer } | undefined }>(framerModule, 'PduFramer', 'src/dicom/upper-layer/pdu-framer.ts');
+      const PduFramer = exported<new (limit: (type: number) => number) => { push(chunk: Buffer): void; next(): { type: number; parts: Buffer[] } | undefined }>(framerModule, 'PduFramer', 'src/dicom/upper-layer/pdu-framer.ts');
       const parseAssociateRequest = exported<(body: Buffer) => unknown>(associate, 'parseAssociateRequest', 'src/dicom/upper-layer/associate-rq.ts');
-      const parsePdvs = exported<(body: Buffer) => { isCommand: boolean; fragment: Buffer }[]>(pdv, 'parsePdvs', 'src/dicom/upper-layer/pdv.ts');
+      const parsePdvs = exported<(parts: Buffer[]) => { isCommand: boolean; fragment: Buffer[] }[]>(pdv, 'parsePdvs', 'src/dicom/upper-layer/pdv.ts');
       const decodeCommandSet = exported<(bytes: Buffer) => unknown>(command, 'decodeCommandSet', 'src/dicom/dimse/command-set.ts');
       return (input, random) => {
         const framer = new PduFramer(() => 64 * 1024);
@@ -170,8 +170,8 @@ export const fuzzTargets: FuzzTarget[] = [
           framer.push(input.subarray(offset, offset + size));
           offset += size;
           for (let pdu = framer.next(); pdu; pdu = framer.next()) {
-            if (pdu.type === 0x01) parseAssociateRequest(pdu.body);
-            if (pdu.type === 0x04) for (const item of parsePdvs(pdu.body)) if (item.isCommand) decodeCommandSet(item.fragment);
+            if (pdu.type === 0x01) parseAssociateRequest(Buffer.concat(pdu.parts));
+            if (pdu.type === 0x04) for (const item of parsePdvs(pdu.parts)) if (item.isCommand) decodeCommandSet(Buffer.concat(item.fragment));
           }
         }
       };
