@@ -21,10 +21,13 @@ export function present<T extends Resource>(content: T): T {
 
 export async function readCurrent<T extends Resource>(db: Queryable, site: SiteContext, type: string, id: string): Promise<T | undefined> {
   if (!isStoredResourceType(type) || !isResourceId(id)) return undefined;
-  const { rows } = await db.query<{ content: T }>(
-    'SELECT content FROM clinical_resource WHERE site_id = $1 AND resource_type = $2 AND id = $3',
-    [site.siteId, type, id],
-  );
+  // Named: the read by id is the hottest statement, and a prepared one is parsed and planned once
+  // per connection instead of on every request.
+  const { rows } = await db.query<{ content: T }>({
+    name: 'record-read-current',
+    text: 'SELECT content FROM clinical_resource WHERE site_id = $1 AND resource_type = $2 AND id = $3',
+    values: [site.siteId, type, id],
+  });
   return rows[0] ? present(rows[0].content) : undefined;
 }
 
@@ -36,11 +39,12 @@ export async function readVersion<T extends Resource>(
   versionId: string,
 ): Promise<T | undefined> {
   if (!isStoredResourceType(type) || !isResourceId(id) || !/^[1-9]\d{0,8}$/.test(versionId)) return undefined;
-  const { rows } = await db.query<{ content: T }>(
-    `SELECT content FROM clinical_resource_version
-      WHERE site_id = $1 AND resource_type = $2 AND id = $3 AND version_id = $4`,
-    [site.siteId, type, id, Number(versionId)],
-  );
+  const { rows } = await db.query<{ content: T }>({
+    name: 'records-read-version',
+    text: `SELECT content FROM clinical_resource_version
+            WHERE site_id = $1 AND resource_type = $2 AND id = $3 AND version_id = $4`,
+    values: [site.siteId, type, id, Number(versionId)],
+  });
   return rows[0] ? present(rows[0].content) : undefined;
 }
 
@@ -101,12 +105,12 @@ export async function readByIdentifier<T extends Resource>(
   return rows.map((row) => present(row.content));
 }
 
+/** Shared with the locked variant of the writers (write.ts): one prepared statement for both. */
+export const activePatientByBusinessIdentifier = `SELECT content FROM clinical_resource
+  WHERE site_id = $1 AND resource_type = 'Patient' AND active AND business_identifier = $2`;
+
 export async function readPatientByBusinessIdentifier(db: Queryable, site: SiteContext, value: string): Promise<Patient | undefined> {
-  const { rows } = await db.query<{ content: Patient }>(
-    `SELECT content FROM clinical_resource
-      WHERE site_id = $1 AND resource_type = 'Patient' AND active AND business_identifier = $2`,
-    [site.siteId, value],
-  );
+  const { rows } = await db.query<{ content: Patient }>({ name: 'records-active-patient-by-business-identifier', text: activePatientByBusinessIdentifier, values: [site.siteId, value] });
   return rows[0] ? present(rows[0].content) : undefined;
 }
 

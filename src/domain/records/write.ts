@@ -5,7 +5,7 @@ import { uniqueViolation } from '../../storage/errors.ts';
 import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
 import { indexValues, isResourceId, type IndexValues } from './index-values.ts';
-import { present } from './read.ts';
+import { activePatientByBusinessIdentifier, present } from './read.ts';
 import { isStoredResourceType, patientReferenceElement, type StoredResourceType } from './search-parameters.ts';
 import { assertValidResource } from './validation.ts';
 
@@ -25,7 +25,7 @@ export function storedType(resourceType: string): StoredResourceType {
 
 /** Serialises writers of one business identifier in one site until the transaction ends. */
 export async function lockKey(tx: Queryable, key: string): Promise<void> {
-  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+  await tx.query({ name: 'records-lock-key', text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [key] });
 }
 
 /** One statement (writeRows), so it needs no transaction of its own. */
@@ -52,10 +52,11 @@ export async function replaceResource<T extends Resource>(
   const notFound = () =>
     new DomainError('not-found', `${type}/${id ?? ''} is not known`, [{ message: `${type}/${id ?? ''} is not known`, location: `${type}.id` }]);
   if (typeof id !== 'string' || !isResourceId(id)) throw notFound();
-  const { rows } = await tx.query<{ version_id: number }>(
-    'SELECT version_id FROM clinical_resource WHERE site_id = $1 AND resource_type = $2 AND id = $3 FOR UPDATE',
-    [site.siteId, type, id],
-  );
+  const { rows } = await tx.query<{ version_id: number }>({
+    name: 'records-lock-current',
+    text: 'SELECT version_id FROM clinical_resource WHERE site_id = $1 AND resource_type = $2 AND id = $3 FOR UPDATE',
+    values: [site.siteId, type, id],
+  });
   const current = rows[0];
   if (!current) throw notFound();
   if (options.ifMatchVersion !== undefined && options.ifMatchVersion !== String(current.version_id)) {
@@ -111,11 +112,12 @@ async function assertBusinessIdentifierFree(
   existingId: string | undefined,
 ): Promise<void> {
   await lockKey(tx, `patient-business-identifier|${site.siteId}|${identifier}`);
-  const { rows } = await tx.query<{ id: string }>(
-    `SELECT id FROM clinical_resource
-      WHERE site_id = $1 AND resource_type = 'Patient' AND active AND business_identifier = $2`,
-    [site.siteId, identifier],
-  );
+  const { rows } = await tx.query<{ id: string }>({
+    name: 'records-active-patient-id-by-business-identifier',
+    text: `SELECT id FROM clinical_resource
+            WHERE site_id = $1 AND resource_type = 'Patient' AND active AND business_identifier = $2`,
+    values: [site.siteId, identifier],
+  });
   if (rows.some((row) => row.id !== existingId)) throw businessIdentifierTaken(identifier);
 }
 
@@ -161,11 +163,11 @@ async function writeRows(
     subject,
   ];
   if (mode === 'update') {
-    await tx.query('DELETE FROM clinical_resource_token WHERE site_id = $1 AND resource_type = $2 AND resource_id = $3', [
-      site.siteId,
-      type,
-      resource.id,
-    ]);
+    await tx.query({
+      name: 'records-delete-tokens',
+      text: 'DELETE FROM clinical_resource_token WHERE site_id = $1 AND resource_type = $2 AND resource_id = $3',
+      values: [site.siteId, type, resource.id],
+    });
   }
   const current =
     mode === 'insert'
@@ -214,10 +216,10 @@ export async function lockedPatientByBusinessIdentifier(
   identifier: string,
 ): Promise<Patient | undefined> {
   await lockKey(tx, `patient-business-identifier|${site.siteId}|${identifier}`);
-  const { rows } = await tx.query<{ content: Patient }>(
-    `SELECT content FROM clinical_resource
-      WHERE site_id = $1 AND resource_type = 'Patient' AND active AND business_identifier = $2`,
-    [site.siteId, identifier],
-  );
+  const { rows } = await tx.query<{ content: Patient }>({
+    name: 'records-active-patient-by-business-identifier',
+    text: activePatientByBusinessIdentifier,
+    values: [site.siteId, identifier],
+  });
   return rows[0] ? present(rows[0].content) : undefined;
 }
