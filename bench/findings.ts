@@ -4,26 +4,25 @@
  * docs/architecture.md (section "Targets missed: causes and fixes" of the benchmarks).
  */
 const fhirPerRequest =
-  'A read is now one statement (the API key comes from a per-process cache that PostgreSQL LISTEN/NOTIFY invalidates on every committed ' +
-  'credential change) and one access-log line without a per-request child logger: 0.20x at the start of this work, now about 0.5x. The rest ' +
-  'is CPU of the service process on a machine whose two cores also run the load generator and PostgreSQL: in a quick run the service spent ' +
-  'about 87 µs of CPU per read (9,082 req/s at 79% of a core) against 38 µs for baseline (a) (20,585 req/s at 78%). strace -c shows the ' +
-  'minimum of system calls per read (one writev to PostgreSQL, one write of the response, two reads), and a V8 CPU profile of the read ' +
-  'phase puts 64% of the busy time inside those two writes (loopback TCP processed in the sender\'s context on this VM); the remainder is ' +
-  'spread thinly over Fastify\'s hooks, content negotiation, the pg row parse, presenting and serialising the resource, ETag and ' +
-  'Last-Modified. Next: serve the stored JSON text as it is (content::text) instead of parsing and re-serialising it, and compare the ' +
-  'per-call cost of the same writes in baseline (a).';
+  'Met in the last full run (0.20x at the start of this work). The causes, in the order they were found: four database round trips per ' +
+  'request (key, user and site, a last_used_at UPDATE, then the read), now one, with the API key from a per-process cache that ' +
+  'PostgreSQL LISTEN/NOTIFY invalidates on every committed credential change; two synchronous log lines and a pino child logger per ' +
+  'request, now one asynchronous access line; and the read itself as an unnamed statement, so that PostgreSQL parsed and planned it on ' +
+  'every request while baseline (a) prepares its select once: named, it took the read from 0.49x to about 0.8x. When this figure misses, ' +
+  'look first at the machine: the service spends about twice the CPU per read of baseline (a) (access log, authentication, content ' +
+  'negotiation, presentation), so a load generator or PostgreSQL competing for the two cores hurts it more.';
 
 const fhirCreate =
   'A create is now one statement after validation (a data-modifying CTE writing the current row, the version row and the token rows, with ' +
   'the subject check folded in; autocommit, no BEGIN/COMMIT): 0.09x at the start of this work, now about 0.33x. What is left is the work ' +
   'that makes the resource a FHIR resource: @medplum/core validation takes 34 µs per Patient (measured alone, 20,000 iterations), and ' +
-  'PostgreSQL maintains what makes it searchable: the current row with its primary key and eight indexes (business identifier, seq, ' +
-  'last_updated, patient, birth date, a trigram GIN index on the name, the covering id index), the version row and three or four token rows ' +
-  'with three indexes each, where baseline (b) inserts one row into a table with a primary key only. On two cores shared by the load ' +
-  'generator, the service and PostgreSQL, that extra PostgreSQL CPU comes straight out of the service\'s rate. Reaching 0.5x would need ' +
-  'fewer indexes written per create (for example the version row and the current row as one table with a partial index), which changes ' +
-  'the store\'s design; not done here.';
+  'PostgreSQL maintains what makes it searchable and versioned: for a Patient, the current row with its primary key and five more ' +
+  'indexes (business identifier, seq, last_updated, birth date, a trigram GIN index on the name; a covering index that duplicated the ' +
+  'primary key\'s columns is now the primary key itself, migration 0500), the version row, and three or four token rows with three indexes ' +
+  'each, where baseline (b) inserts one row into a table with a primary key only. On two cores shared by the load generator, the service ' +
+  'and PostgreSQL, that PostgreSQL CPU comes straight out of the service\'s rate. Reaching 0.5x needs fewer index entries per create (for ' +
+  'example the current and the version row as one table with a partial index for the current version), which changes the store\'s ' +
+  'design; not done here.';
 
 const mllp =
   'ACK after commit bounds this target by CPU, not by waiting. Per ADT^A01 (new patient) the service now sends 6 statements, down from 14 ' +

@@ -114,7 +114,7 @@ export function searchSql(site: SiteContext, request: SearchRequest): SearchSql 
     }
     order = request.sort === '_lastUpdated' ? 'r.last_updated ASC, r.seq ASC' : 'r.last_updated DESC, r.seq DESC';
   }
-  // Two steps: choose the page's ids from the indexes alone (clinical_resource_id_cover holds seq
+  // Two steps: choose the page's ids from the indexes alone (the primary key includes seq
   // and last_updated), then read the content of those rows only; sorting thousands of matches
   // then never drags their JSON along.
   const page = {
