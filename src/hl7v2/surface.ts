@@ -78,6 +78,7 @@ export async function registerHl7v2Routes(app: FastifyInstance, services: Servic
       errorHandler: (error, request, reply) => sendTransportError(error, request, reply),
       handler: async (request, reply) => {
         const site = siteContextOf(request);
+        const log = requestLog(request);
         const outcome = await ingestHl7v2(
           services.database,
           {
@@ -86,9 +87,9 @@ export async function registerHl7v2Routes(app: FastifyInstance, services: Servic
             defaultCharset: charsetOf(request.headers['content-type']),
             origin: { transport: 'http', remoteAddress: request.ip, ...(site.actor.kind === 'api-key' ? { credentialId: site.actor.keyId } : {}) },
           },
-          requestLog(request),
+          log,
         );
-        requestLog(request).info({ messageType: outcome.messageType, controlId: outcome.controlId, ack: outcome.ackCode, duplicate: outcome.duplicate }, 'HL7 v2 message acknowledged');
+        log.info({ messageType: outcome.messageType, controlId: outcome.controlId, ack: outcome.ackCode, duplicate: outcome.duplicate }, 'HL7 v2 message acknowledged');
         if (outcome.retry) reply.header('retry-after', '5');
         return reply.code(statusFor(outcome) as 200).type('application/json; charset=utf-8').send(JSON.stringify(answerFor(outcome)));
       },

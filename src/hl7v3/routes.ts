@@ -65,12 +65,13 @@ export async function registerHl7v3Routes(app: FastifyInstance, services: Servic
       errorHandler: (error, request, reply) => sendTransportError(error, request, reply),
       handler: async (request, reply) => {
         const site = siteContextOf(request);
+        const log = requestLog(request);
         const result = await processHl7v3Message(services.database, site, (request.body as Buffer | undefined) ?? Buffer.alloc(0), {
           ...charsetOf(request.headers['content-type']),
           remoteAddress: request.ip,
-          logger: requestLog(request),
+          logger: log,
         });
-        requestLog(request).info({ ack: result.typeCode, duplicate: result.duplicate, status: result.statusCode }, 'HL7 v3 message acknowledged');
+        log.info({ ack: result.typeCode, duplicate: result.duplicate, status: result.statusCode }, 'HL7 v3 message acknowledged');
         if (result.statusCode === 503) reply.header('retry-after', '5');
         if (result.soap || isSoapContentType(request.headers['content-type'])) {
           // SOAP 1.2 HTTP binding: a response that is not a SOAP fault is a 200; the MCCI typeCode

@@ -10,6 +10,16 @@ export interface Queryable {
   ): Promise<pg.QueryResult<Row>>;
 }
 
+/**
+ * One SQL statement with its values, named so that each connection prepares it once; for code
+ * that builds a statement for another to send (as part of its own, for instance).
+ */
+export interface NamedStatement {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
 /** A client inside BEGIN … COMMIT. Distinct type so that code needing a transaction says so. */
 export interface Transaction extends Queryable {
   readonly inTransaction: true;

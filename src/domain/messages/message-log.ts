@@ -9,7 +9,7 @@
  * itself stays usable), the caller rolls back, and answers with findLoggedMessage's stored ACK.
  */
 import { randomUUID } from 'node:crypto';
-import type { Queryable, Transaction } from '../../storage/database.ts';
+import type { NamedStatement, Queryable, Transaction } from '../../storage/database.ts';
 import type { SiteContext } from '../site-context.ts';
 
 export type MessageProtocol = 'hl7v2' | 'hl7v3';
@@ -126,13 +126,6 @@ export async function findLoggedMessage(db: Queryable, site: SiteContext, key: M
   return row ? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! } : undefined;
 }
 
-/** A write of another table, as one SQL statement, to be sent in the same round trip as the log entry. */
-export interface AlongsideWrite {
-  name: string;
-  text: string;
-  values: unknown[];
-}
-
 const insertColumns = `site_id, id, protocol, transport, sending_application, sending_facility, control_id,
        message_type, outcome, ack_code, problems, ack_text, raw, remote_address, received_at`;
 // ON CONFLICT DO NOTHING instead of catching the violation: the caller's transaction stays
@@ -150,7 +143,7 @@ const insertStatement = `INSERT INTO inbound_message (${insertColumns})
  * DuplicateMessageError. Their text must not contain `$` other than in parameters ($1, $2, ...),
  * which are renumbered after the log entry's own.
  */
-export async function recordMessage(tx: Transaction, site: SiteContext, message: NewMessage, alongside: readonly AlongsideWrite[] = []): Promise<{ id: string }> {
+export async function recordMessage(tx: Transaction, site: SiteContext, message: NewMessage, alongside: readonly NamedStatement[] = []): Promise<{ id: string }> {
   const id = randomUUID();
   const values: unknown[] = [
     site.siteId,

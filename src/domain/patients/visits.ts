@@ -2,7 +2,7 @@
  * Visit context (HL7 v2 PV1) kept against a patient, site-scoped. A visit is keyed by its visit
  * number; messages without one update the patient's single unnumbered visit.
  */
-import type { Transaction, Queryable } from '../../storage/database.ts';
+import type { NamedStatement, Transaction, Queryable } from '../../storage/database.ts';
 import type { SiteContext } from '../site-context.ts';
 
 export interface VisitContext {
@@ -21,19 +21,12 @@ export interface StoredVisit extends VisitContext {
   updatedAt: string;
 }
 
-/** A write as one SQL statement, for a caller that sends it together with its own (recordMessage). */
-export interface VisitStatement {
-  name: string;
-  text: string;
-  values: unknown[];
-}
-
 export async function recordVisit(tx: Transaction, site: SiteContext, patientId: string, visit: VisitContext): Promise<void> {
   await tx.query(visitUpsert(site, patientId, visit));
 }
 
-/** The upsert recordVisit runs, as a statement (named: prepared once per connection). */
-export function visitUpsert(site: SiteContext, patientId: string, visit: VisitContext): VisitStatement {
+/** The upsert recordVisit runs, as a statement a caller may send together with its own (recordMessage). */
+export function visitUpsert(site: SiteContext, patientId: string, visit: VisitContext): NamedStatement {
   const values = [site.siteId, patientId, visit.visitNumber ?? null, JSON.stringify(visit), visit.admitTime ?? null];
   // Two partial unique indexes (numbered, unnumbered) give each upsert its conflict target.
   return visit.visitNumber

@@ -60,6 +60,8 @@ export function assertValidResource(resource: Resource): void {
   }
 }
 
+const supportedContainedTypes = [...validatedResourceTypes].join(', ');
+
 function unsupportedContainedIssues(resource: Resource): DomainIssue[] {
   const contained = (resource as { contained?: unknown }).contained;
   if (!Array.isArray(contained)) return [];
@@ -67,8 +69,7 @@ function unsupportedContainedIssues(resource: Resource): DomainIssue[] {
   contained.forEach((inner: unknown, i) => {
     const type = (inner as { resourceType?: unknown } | null)?.resourceType;
     if (typeof type === 'string' && !validatedResourceTypes.has(type)) {
-      const supported = [...validatedResourceTypes].join(', ');
-      issues.push({ message: `a contained ${type} is not supported here (supported: ${supported})`, location: `${resource.resourceType}.contained[${i}]` });
+      issues.push({ message: `a contained ${type} is not supported here (supported: ${supportedContainedTypes})`, location: `${resource.resourceType}.contained[${i}]` });
     }
   });
   return issues;

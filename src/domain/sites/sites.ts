@@ -79,7 +79,6 @@ export async function createSite(db: Queryable, input: CreateSiteInput, actor: A
       [randomUUID(), name, aeTitle, input.patientPutCreates ?? false, input.mllpAllowAnyIp ?? false],
     );
     const site = toSite(rows[0]!);
-    noteCredentialChange(db);
     await recordAudit(db, { siteId: site.id, actor, action: 'site.created', targetType: 'site', targetId: site.id, details: { name, aeTitle } });
     return site;
   } catch (error) {
@@ -106,6 +105,7 @@ export async function updateSite(db: Queryable, siteId: string, input: UpdateSit
       [siteId, name, aeTitle, input.patientPutCreates ?? current.policies.patientPutCreates, input.mllpAllowAnyIp ?? current.policies.mllpAllowAnyIp],
     );
     const site = toSite(rows[0]!);
+    noteCredentialChange(db);
     await recordAudit(db, { siteId, actor, action: 'site.updated', targetType: 'site', targetId: siteId, details: { ...input } });
     return site;
   } catch (error) {

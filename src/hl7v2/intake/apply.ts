@@ -1,9 +1,9 @@
 /** Applies a planned message to the site's records inside the caller's transaction. */
-import type { Transaction } from '../../storage/database.ts';
+import type { NamedStatement, Transaction } from '../../storage/database.ts';
 import { ensurePatient, upsertPatientDemographics } from '../../domain/patients/demographics.ts';
 import { mergePatients } from '../../domain/patients/merge.ts';
 import { recordPatientDocument, recordPatientObservation } from '../../domain/patients/observations.ts';
-import { visitUpsert, type VisitStatement } from '../../domain/patients/visits.ts';
+import { visitUpsert } from '../../domain/patients/visits.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import { errorCodes, warning, type Problem } from '../problems.ts';
 import type { Plan } from './plan.ts';
@@ -17,7 +17,7 @@ export interface ApplySummary {
    * Writes nothing else depends on (the PV1 visit), left for the caller to send with the message
    * log entry in one round trip (recordMessage's `alongside`).
    */
-  deferred: VisitStatement[];
+  deferred: NamedStatement[];
 }
 
 export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan): Promise<ApplySummary> {

@@ -5,9 +5,8 @@
  * HTTP JSON body.
  */
 import { DuplicateMessageError, findLoggedMessage, recordMessage, type MessageOutcome, type MessageProblem, type MessageTransport } from '../../domain/messages/message-log.ts';
-import type { VisitStatement } from '../../domain/patients/visits.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
-import type { Database } from '../../storage/database.ts';
+import type { Database, NamedStatement } from '../../storage/database.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
 import { isDomainError } from '../../domain/errors.ts';
 import { buildAck, type AckCode } from '../ack/build-ack.ts';
@@ -93,7 +92,7 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
     }
     const committed = await db.transaction(async (tx) => {
       let all = problems;
-      let deferred: VisitStatement[] = [];
+      let deferred: NamedStatement[] = [];
       if (plan) {
         const summary = await applyPlan(tx, input.site, plan);
         all = [...all, ...summary.problems];
