@@ -56,7 +56,9 @@ export class GatewayProcess {
 
   static async create(options: { dataDir: string; databaseUrl: string; env?: NodeJS.ProcessEnv }): Promise<GatewayProcess> {
     const ports = {} as Record<SurfaceName, number>;
-    for (const name of surfaceNames) ports[name] = await freeLoopbackPort();
+    // Distinct: two surfaces given one port made the service's start fail with EADDRINUSE.
+    const taken = new Set<number>();
+    for (const name of surfaceNames) taken.add((ports[name] = await freeLoopbackPort(taken)));
     return new GatewayProcess(options.dataDir, options.databaseUrl, ports, options.env ?? {});
   }
 

@@ -7,11 +7,14 @@ import { createServer } from 'node:net';
 const firstPort = 20_000;
 const lastPort = 32_000;
 
-/** A loopback port nobody listens on right now, outside the ephemeral range. */
-export async function freeLoopbackPort(): Promise<number> {
+/**
+ * A loopback port nobody listens on right now, outside the ephemeral range, and not one of
+ * `taken`: ports handed out for listeners that have not started yet are free too when checked.
+ */
+export async function freeLoopbackPort(taken: ReadonlySet<number> = new Set()): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = randomInt(firstPort, lastPort);
-    if (await canListen(port)) return port;
+    if (!taken.has(port) && (await canListen(port))) return port;
   }
   throw new Error(`no free loopback port between ${firstPort} and ${lastPort}`);
 }
