@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { startDicomListener } from '../../src/dicom/listener.ts';
@@ -224,5 +225,94 @@ test('a full disk gives 0xA700 (retry later) and leaves no partial file', async 
     await listener.close();
     await run('umount', [mountPoint]);
     await rm(mountPoint, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Between the service and PostgreSQL: passes everything through until armed, then lets one
+ * COMMIT reach the server and drops the connection instead of passing the server's answer back.
+ * The commit is applied; the service only learns that the connection went away.
+ */
+async function startCommitDroppingProxy(target: URL): Promise<{ url: string; arm(): void; dropped(): boolean; close(): Promise<void> }> {
+  let armed = false;
+  let dropped = false;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let commitSent = false;
+    client.on('data', (chunk: Buffer) => {
+      // A simple-protocol Query message ('Q', length, text, NUL) carrying COMMIT.
+      if (armed && chunk.includes(Buffer.from('COMMIT\0'))) {
+        armed = false;
+        commitSent = true;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (commitSent) {
+        dropped = true;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+    for (const socket of [client, upstream]) {
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        sockets.delete(socket);
+        (socket === client ? upstream : client).destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target.href);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.href,
+    arm: () => (armed = true),
+    dropped: () => dropped,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+test('a COMMIT applied but unanswered (connection lost) keeps the moved file: the retry finds it stored, and its marker is settled', async () => {
+  const site = await createTestSite(harness.db.database);
+  const proxy = await startCommitDroppingProxy(new URL(harness.db.connectionString));
+  const database = new Database({ connectionString: proxy.url });
+  const guarded = new WeakSet<object>();
+  database.pool.on('acquire', (client) => {
+    if (guarded.has(client)) return;
+    guarded.add(client);
+    client.on('error', () => {});
+  });
+  const listener = await startDicomListener({ ...harness.services, database }, { host: '127.0.0.1', port: 0 });
+  try {
+    const peer = await associate(listener.port, site.aeTitle, [ctContext]);
+    proxy.arm();
+    // The index commit happened, but its answer never arrived: "retry later".
+    assert.equal(await store(peer, cStoreRequest(1, ctClass, ctInstance), ctDataset), 0xa700);
+    assert.equal(proxy.dropped(), true);
+    const { rows } = await harness.db.database.query<{ storage_path: string; sha256: string }>(
+      'SELECT storage_path, sha256 FROM imaging_instance WHERE site_id = $1 AND sop_instance_uid = $2',
+      [site.siteId, ctInstance],
+    );
+    assert.equal(rows.length, 1, 'the commit was applied');
+    const stored = join(harness.dataDir, rows[0]!.storage_path);
+    assert.equal(await exists(stored), true, 'the file the index points at is still there');
+    // The modality retries as told: the instance is found stored, with the same bytes.
+    assert.equal(await store(peer, cStoreRequest(2, ctClass, ctInstance), ctDataset), 0x0000);
+    assert.equal(createHash('sha256').update(datasetOf(await readFile(stored))).digest('hex'), rows[0]!.sha256);
+    await eventually(async () => (await listFiles(tmpDir())).length === 0);
+    peer.destroy();
+  } finally {
+    await listener.close();
+    await database.close();
+    await proxy.close();
   }
 });

@@ -14,6 +14,7 @@ import type { DimseResult } from '../dimse/dimse-result.ts';
 import { status } from '../dimse/status.ts';
 import { IncomingFile } from '../storage/incoming-file.ts';
 import { storeFailure } from './failure-status.ts';
+import { isTransientDatabaseError } from '../../storage/errors.ts';
 import { rename, unlink } from 'node:fs/promises';
 
 /** Receives one dataset; `finish` answers the request, `abandon` cleans up after an abort. */
@@ -135,6 +136,7 @@ async function finishStore(
     });
     committed = true;
     await clearMarker(movingMarker);
+    await layout.settle(storagePath);
     for (const warning of result.warnings) logger.warn({ sopInstanceUid }, warning);
     if (result.outcome === 'stored') {
       logger.debug({ sopInstanceUid, studyInstanceUid: studyUid, bytes: completed.sizeBytes }, 'instance stored');
@@ -150,8 +152,18 @@ async function finishStore(
     logger.warn({ sopInstanceUid }, 'instance already stored with different bytes: refused');
     return { status: status.duplicateSopInstance, errorComment: 'SOP Instance already stored with different content' };
   } catch (error) {
-    if (!committed && movedTo !== undefined) await unlink(layout.absolute(movedTo)).catch(() => {});
-    if (!committed) await clearMarker(movingMarker);
+    // movedTo is only set once the transaction's work has returned, so this failure came from its
+    // COMMIT. Lost with the connection, a COMMIT may still have been applied: the file then stays
+    // where the index may point, with its marker, and start-up recovery removes it unless indexed.
+    // A retry of the instance (the answer is "retry later") finds it stored, or moves its own copy
+    // over it; either commit settles the marker.
+    const commitUnknown = !committed && movedTo !== undefined && isTransientDatabaseError(error);
+    if (commitUnknown) {
+      layout.keepUndecided(movedTo!, await movingMarker!);
+    } else if (!committed) {
+      if (movedTo !== undefined) await unlink(layout.absolute(movedTo)).catch(() => {});
+      await clearMarker(movingMarker);
+    }
     await file.discard();
     const answer = storeFailure(error);
     if (answer.status === status.processingFailure) logger.error({ err: error, sopInstanceUid }, 'C-STORE failed');

@@ -21,6 +21,8 @@ export class StorageLayout {
   readonly #sync = new DirectorySync();
   /** Folders whose own entry, and every ancestor's, is known to be durable. */
   readonly #durableFolders = new Set<string>();
+  /** Markers kept after a commit of unknown outcome, by target, until a commit there settles it. */
+  readonly #undecided = new Map<string, string[]>();
 
   constructor(dataDir: string) {
     this.#dataDir = dataDir;
@@ -90,6 +92,26 @@ export class StorageLayout {
 
   async clearMoving(marker: string): Promise<void> {
     await unlink(marker).catch(() => {});
+  }
+
+  /**
+   * Keeps a marker whose index commit has an unknown outcome (the connection was lost during
+   * COMMIT): its file may be indexed or not, so it stays, and so does the marker, until a later
+   * commit of the same target settles it (settle) or start-up recovery does.
+   */
+  keepUndecided(relativePath: string, marker: string): void {
+    this.#undecided.set(relativePath, [...(this.#undecided.get(relativePath) ?? []), marker]);
+  }
+
+  /**
+   * A commit naming this target has settled what its file is (indexed by it, or by the committed
+   * instance it duplicates): markers kept undecided for the target are no longer needed.
+   */
+  async settle(relativePath: string): Promise<void> {
+    const markers = this.#undecided.get(relativePath);
+    if (!markers) return;
+    this.#undecided.delete(relativePath);
+    await Promise.all(markers.map((marker) => this.clearMoving(marker)));
   }
 
   /** The relative path a marker's name records; undefined for a marker that holds it as content. */
