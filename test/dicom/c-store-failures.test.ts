@@ -149,18 +149,25 @@ test('a re-sent identical instance succeeds without a duplicate; different bytes
   assert.deepEqual(await listFiles(tmpDir()), []);
 });
 
-test('the database failing during indexing gives 0xA700 (retry later), and leaves no file and no row', async () => {
-  const site = await createTestSite(harness.db.database);
-  // The listener gets a pool of its own here. Its checked-out clients get an 'error' listener:
-  // Database.transaction (src/storage) leaves none while a client is checked out, so a backend
-  // terminated mid-transaction would otherwise surface as an uncaught 'error' event.
-  const database = new Database({ connectionString: harness.db.connectionString });
+/**
+ * A pool of the listener's own. Its checked-out clients get an 'error' listener: Database.transaction
+ * (src/storage) leaves none while a client is checked out, so a backend terminated mid-transaction
+ * would otherwise surface as an uncaught 'error' event.
+ */
+function listenerDatabase(connectionString: string): Database {
+  const database = new Database({ connectionString });
   const guarded = new WeakSet<object>();
   database.pool.on('acquire', (client) => {
     if (guarded.has(client)) return;
     guarded.add(client);
     client.on('error', () => {});
   });
+  return database;
+}
+
+test('the database failing during indexing gives 0xA700 (retry later), and leaves no file and no row', async () => {
+  const site = await createTestSite(harness.db.database);
+  const database = listenerDatabase(harness.db.connectionString);
   const listener = await startDicomListener({ ...harness.services, database }, { host: '127.0.0.1', port: 0 });
   const blocker = new pg.Client({ connectionString: harness.db.connectionString });
   await blocker.connect();
@@ -284,13 +291,7 @@ async function startCommitDroppingProxy(target: URL): Promise<{ url: string; arm
 test('a COMMIT applied but unanswered (connection lost) keeps the moved file: the retry finds it stored, and its marker is settled', async () => {
   const site = await createTestSite(harness.db.database);
   const proxy = await startCommitDroppingProxy(new URL(harness.db.connectionString));
-  const database = new Database({ connectionString: proxy.url });
-  const guarded = new WeakSet<object>();
-  database.pool.on('acquire', (client) => {
-    if (guarded.has(client)) return;
-    guarded.add(client);
-    client.on('error', () => {});
-  });
+  const database = listenerDatabase(proxy.url);
   const listener = await startDicomListener({ ...harness.services, database }, { host: '127.0.0.1', port: 0 });
   try {
     const peer = await associate(listener.port, site.aeTitle, [ctContext]);
