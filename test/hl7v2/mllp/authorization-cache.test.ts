@@ -36,10 +36,16 @@ after(async () => {
 
 const feed = () => db.database.credentialChanges;
 let addresses = 10;
-/** Each test sends from a loopback address of its own, admitted by a client of its own. */
+/**
+ * Each test sends from a loopback address of its own, admitted by a client of its own. The client
+ * is registered through the other pool and its notification awaited, so that notification cannot
+ * arrive later, between a test's steps, and make a decision the test expects from memory stale.
+ */
 async function clientOnNewAddress(options: { sendingApplication?: string } = {}): Promise<{ id: string; address: string }> {
   const address = `127.0.0.${addresses++}`;
-  const client = await createIntegrationClient(db.database, site.siteId, { name: `client ${address}`, protocol: 'hl7-mllp', allowedIps: address, ...options }, operator);
+  const token = feed().token()!;
+  const client = await createIntegrationClient(other, site.siteId, { name: `client ${address}`, protocol: 'hl7-mllp', allowedIps: address, ...options }, operator);
+  await feed().changedSince(token);
   return { id: client.id, address };
 }
 
