@@ -5,6 +5,7 @@ import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import type { Services } from '../platform/services.ts';
 import { migrate } from '../storage/migrations.ts';
+import { startPlannerStatistics, type PlannerStatistics } from '../storage/planner-statistics.ts';
 import { ensureInitialAdmin } from './first-run.ts';
 import { openDatabase, type OpenedDatabase } from './open-database.ts';
 import { acquireServiceLock } from './service-lock.ts';
@@ -30,11 +31,13 @@ export interface RunningGateway {
 export async function startGateway(config: GatewayConfig, logger: Logger, catalogue: SurfaceCatalogue = surfaceCatalogue): Promise<RunningGateway> {
   const lock = acquireServiceLock(config.dataDir);
   let opened: OpenedDatabase | undefined;
+  let statistics: PlannerStatistics | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
     await Promise.allSettled(listeners.map(({ listener }) => listener.close()));
     await Promise.allSettled(origins.map((origin) => origin.close()));
+    await statistics?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
     lock.release();
   };
@@ -43,6 +46,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger, catalo
     const report = await migrate(opened.database);
     logger.info({ applied: report.applied, database: opened.kind }, 'database ready');
     await ensureInitialAdmin(opened.database, config.dataDir, logger);
+    const storageLogger = logger.child({ component: 'storage' });
+    statistics = startPlannerStatistics(opened.database, { log: (level, details, message) => storageLogger[level](details, message) });
     // The FHIR definitions take seconds to index and block the event loop while they do: do it
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Patient } from '@medplum/fhirtypes';
+import { resourceStore } from '../../src/domain/records/resource-store.ts';
+import { startPlannerStatistics, type PlannerStatistics } from '../../src/storage/planner-statistics.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestSite } from '../support/sites.ts';
+
+let db: TestDatabase;
+let statistics: PlannerStatistics;
+before(async () => {
+  db = await createTestDatabase();
+  // Autovacuum analysing a table of this test between its inserts and refresh() would make the
+  // outcome depend on when it came by.
+  await db.database.query('ALTER TABLE clinical_resource SET (autovacuum_enabled = false)');
+  // No timer passes during the test: it drives refresh() itself.
+  statistics = startPlannerStatistics(db.database, { intervalMs: 3_600_000, minimumChanges: 500 });
+});
+after(async () => {
+  await statistics.stop();
+  await db.drop();
+});
+
+/** Backends publish their table counters about once a second; this waits for `table`'s. */
+async function changesVisible(table: string, atLeast: number): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const { rows } = await db.database.query<{ n: string }>('SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE relname = $1', [table]);
+    if (Number(rows[0]?.n ?? 0) >= atLeast) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail(`the changes to ${table} never showed in pg_stat_user_tables`);
+}
+
+async function insertRows(table: string, count: number): Promise<void> {
+  await db.database.transaction(async (tx) => {
+    await tx.query(`INSERT INTO ${table} (site, code) SELECT 1, 'c' || g FROM generate_series(1, ${count}) g`);
+    await tx.query('SELECT pg_stat_force_next_flush()');
+  });
+  await changesVisible(table, count);
+}
+
+test('a table with fewer changes than the minimum is left to autovacuum', async () => {
+  await db.database.query('CREATE TABLE small_growth (site int NOT NULL, code text NOT NULL) WITH (autovacuum_enabled = false)');
+  await insertRows('small_growth', 100);
+  assert.deepEqual(await statistics.refresh(), []);
+});
+
+test('a table grows past its statistics: analysed once, then again only when it doubles', async () => {
+  await db.database.query('CREATE TABLE fast_growth (site int NOT NULL, code text NOT NULL) WITH (autovacuum_enabled = false)');
+  await insertRows('fast_growth', 600);
+  assert.ok((await statistics.refresh()).includes('fast_growth'));
+  const analysed = await db.database.query<{ rows: number }>("SELECT reltuples::int AS rows FROM pg_class WHERE relname = 'fast_growth'");
+  assert.equal(analysed.rows[0]!.rows, 600);
+  await insertRows('fast_growth', 500);
+  assert.ok(!(await statistics.refresh()).includes('fast_growth'), '500 changes on 600 analysed rows: not yet');
+  await insertRows('fast_growth', 100);
+  assert.ok((await statistics.refresh()).includes('fast_growth'), '600 changes on 600 analysed rows: the statistics describe half the table');
+});
+
+test('after a fresh site loads its patients, the business-identifier lookup uses its own index', async () => {
+  const site = await createTestSite(db.database);
+  for (let batch = 0; batch < 6; batch++) {
+    await db.database.transaction(async (tx) => {
+      const store = resourceStore(tx, site);
+      for (let i = 0; i < 100; i++) {
+        const n = batch * 100 + i;
+        await store.create<Patient>({ resourceType: 'Patient', identifier: [{ system: 'urn:mrn', value: `MRN${n}` }], name: [{ family: `Family${n % 7}` }], birthDate: '1970-01-01' });
+      }
+      await tx.query('SELECT pg_stat_force_next_flush()');
+    });
+  }
+  await changesVisible('clinical_resource', 600);
+  assert.ok((await statistics.refresh()).includes('clinical_resource'));
+  const { rows } = await db.database.query<{ 'QUERY PLAN': unknown[] }>(
+    `EXPLAIN (FORMAT JSON) SELECT content FROM clinical_resource
+      WHERE site_id = '${site.siteId}' AND resource_type = 'Patient' AND active AND business_identifier = 'MRN42'`,
+  );
+  assert.match(JSON.stringify(rows[0]!['QUERY PLAN']), /"Index Name":"clinical_resource_patient_business_identifier_key"/);
+});
