@@ -33,6 +33,10 @@ const staleTablesSql = `
     FROM pg_stat_user_tables s
     JOIN pg_class c ON c.oid = s.relid
    WHERE s.schemaname = current_schema()
+     -- Only tables this role may analyse (PostgreSQL 15: the owner, or the database's owner);
+     -- any other would be skipped with a warning and chosen again on every pass.
+     AND (pg_has_role(c.relowner, 'USAGE')
+          OR pg_has_role((SELECT d.datdba FROM pg_database d WHERE d.datname = current_database()), 'USAGE'))
      AND s.n_mod_since_analyze >= $1
      AND s.n_mod_since_analyze >= c.reltuples
    ORDER BY s.n_mod_since_analyze DESC`;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Patient } from '@medplum/fhirtypes';
 import { resourceStore } from '../../src/domain/records/resource-store.ts';
+import { Database } from '../../src/storage/database.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../../src/storage/planner-statistics.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { createTestSite } from '../support/sites.ts';
@@ -55,6 +56,33 @@ test('a table grows past its statistics: analysed once, then again only when it 
   assert.ok(!(await statistics.refresh()).includes('fast_growth'), '500 changes on 600 analysed rows: not yet');
   await insertRows('fast_growth', 100);
   assert.ok((await statistics.refresh()).includes('fast_growth'), '600 changes on 600 analysed rows: the statistics describe half the table');
+});
+
+test('a table the role may not analyse is never chosen, so it is not retried on every pass', async () => {
+  // A role that owns one table and neither the other nor the database, as a service sharing a
+  // database with other applications' tables would be.
+  const role = `cg_planner_${process.pid}_${Date.now().toString(36)}`;
+  await db.database.query(`CREATE ROLE ${role} NOLOGIN`);
+  const asRole = new URL(db.connectionString);
+  asRole.searchParams.set('options', `-c role=${role}`);
+  const restricted = new Database({ connectionString: asRole.toString(), maxConnections: 2 });
+  const keeper = startPlannerStatistics(restricted, { intervalMs: 3_600_000, minimumChanges: 500 });
+  try {
+    await db.database.query('CREATE TABLE owned_by_role (site int NOT NULL, code text NOT NULL) WITH (autovacuum_enabled = false)');
+    await db.database.query(`ALTER TABLE owned_by_role OWNER TO ${role}`);
+    await db.database.query('CREATE TABLE owned_by_another (site int NOT NULL, code text NOT NULL) WITH (autovacuum_enabled = false)');
+    await insertRows('owned_by_role', 600);
+    await insertRows('owned_by_another', 600);
+    const analysed = await keeper.refresh();
+    assert.ok(analysed.includes('owned_by_role'));
+    assert.ok(!analysed.includes('owned_by_another'));
+    assert.ok(!(await keeper.refresh()).includes('owned_by_another'));
+  } finally {
+    await keeper.stop();
+    await restricted.close();
+    await db.database.query('DROP TABLE IF EXISTS owned_by_role, owned_by_another');
+    await db.database.query(`DROP ROLE ${role}`);
+  }
 });
 
 test('after a fresh site loads its patients, the business-identifier lookup uses its own index', async () => {
