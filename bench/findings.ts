@@ -26,7 +26,7 @@ const fhirCreate =
 
 const mllp =
   'Not reachable on this machine while every ACK waits for its commit. 0.5x of the frame-and-ACK baseline, which does no I/O, means ' +
-  '11,600-21,500 messages a second (its rate at 8 connections was 23,271 in one full run and 43,073 in the next): at most 93-172 µs of ' +
+  '10,300-21,500 messages a second (its rate at 8 connections was 20,627 to 43,073 over the last three full runs): at most 93-194 µs of ' +
   'CPU per message, both cores together, for everything: the MLLP exchange, parsing, validation and a durable commit. Baseline (b) of ' +
   'the same run is the floor of any ACK-after-commit intake, one single-row INSERT per request with the same commit settings and nothing ' +
   'else, and it peaks at 6,300-7,400 a second. The intake itself went from 14 statements per ADT^A01 (new patient) to 4 plus BEGIN and ' +
@@ -36,9 +36,9 @@ const mllp =
   '(at most once a minute): with no statistics PostgreSQL chose indexes by tie, and a token lookup walked 12,714 rows of another index ' +
   '(4 ms) where the token primary key finds it directly. Whether autovacuum came by during a run is the likely reason earlier runs ranged from 303 to 979 ' +
   'messages a second. The service now analyses a table as soon as it outgrows its statistics (src/storage/planner-statistics.ts): ' +
-  'ADT^A01 at 8 connections 1,037-1,100 a second, ORU^R01 at one connection 169-188 instead of 16-125. A CPU profile at 8 connections ' +
+  'ADT^A01 at 8 connections 874-1,100 a second over the last two full runs, ORU^R01 at one connection 138-188 instead of 16-125. A CPU profile at 8 connections ' +
   'shows the service 44% idle, waiting for PostgreSQL, and about 1.9 ms of CPU per message across all processes: two cores give about ' +
-  '1,050 such messages a second, which is what was measured, so the machine, not a wait, is the limit. The remaining lever is ' +
+  '1,050 such messages a second, about what is measured, so the machine, not a wait, is the limit. The remaining lever is ' +
   'committing the messages of several connections in one transaction, each still acknowledged only after that commit; it would not ' +
   'close a gap of this size.';
 
@@ -53,15 +53,11 @@ const dicomSmall =
   'acknowledged is lost) does not allow.';
 
 const memory =
-  'Met in the full run before this one (243 MB) and missed here by 9 MB, during the FHIR scenarios. The FHIR scenarios run in one ' +
-  'service process, and its resident set rises by steps of about 60 MB once or twice during the sequence, at a different scenario in ' +
-  'each run: FHIR-only runs of the same code peaked at 189, 224 and 248 MB. The live V8 heap after each full collection stays at ' +
-  '31-37 MB; traced with --trace-gc, one step was the old generation growing to 115 MB committed (104 MB used before the collection) ' +
-  'when, at 64 connections, objects of requests still in flight survived two young collections and were promoted faster than ' +
-  'incremental marking reclaimed them. Focused 60-second loads of single scenarios (update and name search at 16 and 64 ' +
-  'connections) stayed at 155-165 MB, so the step depends on the sequence, not on one operation. Not fixed: capping the heap ' +
-  '(--max-old-space-size) would turn a burst of large requests into a crash, and the 8 MB young generation already lowered this ' +
-  'peak from 261 to 169 MB when it was chosen. Next to try: a heap profile taken at the step, and glibc\'s malloc settings.';
+  'Met since the service runs with --heap-growing-percent=50 (src/cli/service-runtime.ts). Before, the FHIR scenarios, which run in ' +
+  'one service process, saw its resident set rise by steps of about 60 MB at a different scenario in each run (peaks of 189 to 259 ' +
+  'MB): objects of requests in flight at 64 connections are promoted, and V8 let the old generation grow to up to four times the live ' +
+  'heap (31-37 MB) before collecting it. If this target is missed again, look first at the old generation\'s committed size with ' +
+  '--trace-gc, then at native memory (smaps_rollup).';
 
 export const findings: Record<string, string> = {
   'FHIR read by id, 16 connections': fhirPerRequest,
