@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Patient } from '@medplum/fhirtypes';
+import { activePatientByBusinessIdentifier } from '../../src/domain/records/read.ts';
 import { resourceStore } from '../../src/domain/records/resource-store.ts';
 import { Database } from '../../src/storage/database.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../../src/storage/planner-statistics.ts';
@@ -99,9 +100,7 @@ test('after a fresh site loads its patients, the business-identifier lookup uses
   }
   await changesVisible('clinical_resource', 600);
   assert.ok((await statistics.refresh()).includes('clinical_resource'));
-  const { rows } = await db.database.query<{ 'QUERY PLAN': unknown[] }>(
-    `EXPLAIN (FORMAT JSON) SELECT content FROM clinical_resource
-      WHERE site_id = '${site.siteId}' AND resource_type = 'Patient' AND active AND business_identifier = 'MRN42'`,
-  );
+  // The lookup the writers and HL7 intake use, planned for these parameters.
+  const { rows } = await db.database.query<{ 'QUERY PLAN': unknown[] }>(`EXPLAIN (FORMAT JSON) ${activePatientByBusinessIdentifier}`, [site.siteId, 'MRN42']);
   assert.match(JSON.stringify(rows[0]!['QUERY PLAN']), /"Index Name":"clinical_resource_patient_business_identifier_key"/);
 });
