@@ -104,3 +104,60 @@ test('after a fresh site loads its patients, the business-identifier lookup uses
   const { rows } = await db.database.query<{ 'QUERY PLAN': unknown[] }>(`EXPLAIN (FORMAT JSON) ${activePatientByBusinessIdentifier}`, [site.siteId, 'MRN42']);
   assert.match(JSON.stringify(rows[0]!['QUERY PLAN']), /"Index Name":"clinical_resource_patient_business_identifier_key"/);
 });
+
+/** `count` patients of `site` straight into the current-row table, as a bulk load would. */
+async function insertPatients(site: string, prefix: string, count: number): Promise<void> {
+  await db.database.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content, business_identifier, name_search, birth_date_start, birth_date_end)
+       SELECT $1, 'Patient', gen_random_uuid(), 1, now(), jsonb_build_object('resourceType', 'Patient'), $2 || g, 'family' || (g % 7), '1970-01-01', '1970-01-01'
+         FROM generate_series(1, $3::int) g`,
+      [site, prefix, count],
+    );
+    await tx.query('SELECT pg_stat_force_next_flush()');
+  });
+}
+
+async function changesSinceAnalysis(): Promise<number> {
+  const { rows } = await db.database.query<{ n: string }>("SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE relname = 'clinical_resource'");
+  return Number(rows[0]!.n);
+}
+
+async function listedSites(): Promise<string> {
+  const { rows } = await db.database.query<{ sites: string | null }>(
+    "SELECT most_common_vals::text AS sites FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'clinical_resource' AND attname = 'site_id'",
+  );
+  return rows[0]?.sites ?? '';
+}
+
+test('a site new to a large analysed table is analysed in once it reaches the bound, not before', async () => {
+  // An established site makes the table large and analysed, so that a new site's rows are far
+  // fewer than the rows the statistics saw and the first rule stays quiet.
+  const established = await createTestSite(db.database);
+  await insertPatients(established.siteId, 'E', 6_000);
+  await changesVisible('clinical_resource', 6_000);
+  assert.ok((await statistics.refresh()).includes('clinical_resource'));
+  assert.equal(await changesSinceAnalysis(), 0);
+
+  // Enough changes in the table to look, but no unlisted site with the bound's 500 rows.
+  const small = await createTestSite(db.database);
+  await insertPatients(small.siteId, 'S', 300);
+  await db.database.query("UPDATE clinical_resource SET version_id = 2 WHERE site_id = $1 AND business_identifier LIKE 'E1___'", [established.siteId]);
+  await db.database.query('SELECT pg_stat_force_next_flush()');
+  await changesVisible('clinical_resource', 1_300);
+  assert.ok(!(await statistics.refresh()).includes('clinical_resource'), 'a site of 300 rows is below the bound');
+
+  const fresh = await createTestSite(db.database);
+  await insertPatients(fresh.siteId, 'N', 600);
+  await changesVisible('clinical_resource', 1_900);
+  assert.ok(!(await listedSites()).includes(fresh.siteId));
+  assert.ok((await statistics.refresh()).includes('clinical_resource'), 'a site of 600 unlisted rows reaches the bound');
+  assert.ok((await listedSites()).includes(fresh.siteId), 'the analysis lists the new site');
+  const { rows } = await db.database.query<{ 'QUERY PLAN': unknown[] }>(`EXPLAIN (FORMAT JSON) ${activePatientByBusinessIdentifier}`, [fresh.siteId, 'N42']);
+  assert.match(JSON.stringify(rows[0]!['QUERY PLAN']), /"Index Name":"clinical_resource_patient_business_identifier_key"/);
+
+  // Listed now, so more of its rows do not make the table analysed again.
+  await insertPatients(fresh.siteId, 'M', 600);
+  await changesVisible('clinical_resource', 600);
+  assert.ok(!(await statistics.refresh()).includes('clinical_resource'));
+});
