@@ -38,38 +38,28 @@ export interface PlannerStatistics {
   stop(): Promise<void>;
 }
 
-const staleTablesSql = `
-  SELECT s.relname AS table, s.n_mod_since_analyze::float8 AS changes, c.reltuples::float8 AS analysed_rows
+/** Below this share of a table a site is not expected in the table's most-common site_id values. */
+const sampledShare = 1_000;
+
+/**
+ * Every table this role may analyse with at least $1 changes since its last analysis, with its
+ * most-common site_id values where it has site_id statistics and the role can read the site list
+ * (null otherwise: the second rule does not apply).
+ */
+const changedTablesSql = `
+  SELECT s.relname AS table, s.n_mod_since_analyze::float8 AS changes, c.reltuples::float8 AS analysed_rows,
+         CASE WHEN st.attname IS NOT NULL AND has_table_privilege(to_regclass('site'), 'SELECT')
+              THEN coalesce(st.most_common_vals::text, '{}') END AS listed_sites
     FROM pg_stat_user_tables s
     JOIN pg_class c ON c.oid = s.relid
+    LEFT JOIN pg_stats st ON st.schemaname = s.schemaname AND st.tablename = s.relname AND st.attname = 'site_id'
    WHERE s.schemaname = current_schema()
      -- Only tables this role may analyse (PostgreSQL 15: the owner, or the database's owner);
      -- any other would be skipped with a warning and chosen again on every pass.
      AND (pg_has_role(c.relowner, 'USAGE')
           OR pg_has_role((SELECT d.datdba FROM pg_database d WHERE d.datname = current_database()), 'USAGE'))
      AND s.n_mod_since_analyze >= $1
-     AND s.n_mod_since_analyze >= c.reltuples
    ORDER BY s.n_mod_since_analyze DESC`;
-
-/** Below this share of a table a site is not expected in the table's most-common site_id values. */
-const sampledShare = 1_000;
-
-/**
- * Tables not stale by the first rule whose changes since the last analysis could hold a site
- * the statistics do not list; only where the role can read the site list.
- */
-const siteCandidateTablesSql = `
-  SELECT s.relname AS table, c.reltuples::float8 AS analysed_rows,
-         coalesce(st.most_common_vals::text, '{}') AS listed_sites
-    FROM pg_stat_user_tables s
-    JOIN pg_class c ON c.oid = s.relid
-    JOIN pg_stats st ON st.schemaname = s.schemaname AND st.tablename = s.relname AND st.attname = 'site_id'
-   WHERE s.schemaname = current_schema()
-     AND has_table_privilege(to_regclass('site'), 'SELECT')
-     AND (pg_has_role(c.relowner, 'USAGE')
-          OR pg_has_role((SELECT d.datdba FROM pg_database d WHERE d.datname = current_database()), 'USAGE'))
-     AND s.n_mod_since_analyze >= greatest($1, c.reltuples / ${sampledShare})
-     AND s.n_mod_since_analyze < c.reltuples`;
 
 /** Sites of the site list with at least $2 rows in the table and not among $1, counted up to $2. */
 function unlistedSitesSql(table: string): string {
@@ -98,21 +88,25 @@ export function startPlannerStatistics(db: Database, options: PlannerStatisticsO
   const analysedForSite = new Map<string, number>();
 
   const tablesToAnalyse = async (): Promise<TableToAnalyse[]> => {
-    const stale = await db.query<{ table: string; changes: number; analysed_rows: number }>(staleTablesSql, [minimumChanges]);
-    const chosen: TableToAnalyse[] = stale.rows.map((row) => ({
-      table: row.table,
-      details: { changes: row.changes, analysedRows: Math.max(row.analysed_rows, 0) },
-    }));
-    const candidates = await db.query<{ table: string; analysed_rows: number; listed_sites: string }>(siteCandidateTablesSql, [minimumChanges]);
-    for (const candidate of candidates.rows) {
+    const { rows: changed } = await db.query<{ table: string; changes: number; analysed_rows: number; listed_sites: string | null }>(changedTablesSql, [
+      minimumChanges,
+    ]);
+    const chosen: TableToAnalyse[] = changed
+      .filter((row) => row.changes >= row.analysed_rows)
+      .map((row) => ({ table: row.table, details: { changes: row.changes, analysedRows: Math.max(row.analysed_rows, 0) } }));
+    for (const candidate of changed) {
+      if (candidate.changes >= candidate.analysed_rows || candidate.listed_sites === null) continue;
+      // A site can only have grown past the bound since the last analysis if that many rows changed.
       const bound = Math.ceil(Math.max(minimumChanges, candidate.analysed_rows / sampledShare));
+      if (candidate.changes < bound) continue;
+      const listedSites = candidate.listed_sites;
       const rows = await db.transaction(async (tx) => {
         // The site is a parameter of the count, estimated at the table's average share, for
         // which a sequential scan looks cheap; it reads the whole table when the site has fewer
         // rows than the bound (135 ms on 2.9 million token rows), where an index reads at most the bound.
         await tx.query('SET LOCAL enable_seqscan = off');
         await tx.query('SET LOCAL enable_bitmapscan = off');
-        return (await tx.query<{ id: string }>(unlistedSitesSql(candidate.table), [candidate.listed_sites, bound])).rows;
+        return (await tx.query<{ id: string }>(unlistedSitesSql(candidate.table), [listedSites, bound])).rows;
       });
       const site = rows
         .map((row) => row.id)

@@ -23,11 +23,15 @@ after(async () => {
   await db.drop();
 });
 
+async function changesSinceAnalysis(table: string): Promise<number> {
+  const { rows } = await db.database.query<{ n: string }>('SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE relname = $1', [table]);
+  return Number(rows[0]?.n ?? 0);
+}
+
 /** Backends publish their table counters about once a second; this waits for `table`'s. */
 async function changesVisible(table: string, atLeast: number): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const { rows } = await db.database.query<{ n: string }>('SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE relname = $1', [table]);
-    if (Number(rows[0]?.n ?? 0) >= atLeast) return;
+    if ((await changesSinceAnalysis(table)) >= atLeast) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   assert.fail(`the changes to ${table} never showed in pg_stat_user_tables`);
@@ -118,11 +122,6 @@ async function insertPatients(site: string, prefix: string, count: number): Prom
   });
 }
 
-async function changesSinceAnalysis(): Promise<number> {
-  const { rows } = await db.database.query<{ n: string }>("SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE relname = 'clinical_resource'");
-  return Number(rows[0]!.n);
-}
-
 async function listedSites(): Promise<string> {
   const { rows } = await db.database.query<{ sites: string | null }>(
     "SELECT most_common_vals::text AS sites FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'clinical_resource' AND attname = 'site_id'",
@@ -137,7 +136,7 @@ test('a site new to a large analysed table is analysed in once it reaches the bo
   await insertPatients(established.siteId, 'E', 6_000);
   await changesVisible('clinical_resource', 6_000);
   assert.ok((await statistics.refresh()).includes('clinical_resource'));
-  assert.equal(await changesSinceAnalysis(), 0);
+  assert.equal(await changesSinceAnalysis('clinical_resource'), 0);
 
   // Enough changes in the table to look, but no unlisted site with the bound's 500 rows.
   const small = await createTestSite(db.database);
