@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
@@ -210,6 +210,24 @@ test('on start-up, transfers left in the temporary folder by a previous run are 
   assert.equal(result.code, 0, result.stderr);
 });
 
+test('a file left at an instance\'s final name with no index row is replaced when the instance arrives', async () => {
+  const scratch = await createTestSite(harness.db.database);
+  const site = await createTestSite(harness.db.database);
+  const peer = await associate(harness.listener.port, scratch.aeTitle, [ctContext]);
+  assert.equal(await store(peer, cStoreRequest(1, ctClass, ctInstance), ctDataset), 0x0000);
+  peer.destroy();
+  const { rows } = await harness.db.database.query<{ storage_path: string }>('SELECT storage_path FROM imaging_instance WHERE site_id = $1', [scratch.siteId]);
+  // What a failed store of this instance could leave in the other site: a file nothing indexes.
+  const leftover = join(harness.dataDir, rows[0]!.storage_path.replace(scratch.siteId, site.siteId));
+  await mkdir(dirname(leftover), { recursive: true });
+  await writeFile(leftover, 'not this instance');
+  const second = await associate(harness.listener.port, site.aeTitle, [ctContext]);
+  assert.equal(await store(second, cStoreRequest(1, ctClass, ctInstance), ctDataset), 0x0000);
+  second.destroy();
+  assert.equal(await rowsOf(site.siteId), 1);
+  assert.deepEqual(datasetOf(await readFile(leftover)), ctDataset, 'the indexed file holds the instance');
+});
+
 test('a full disk gives 0xA700 (retry later) and leaves no partial file', async (t) => {
   // A 32 KiB tmpfs as the data directory: CT_small (39 KB) cannot fit. Mounting needs root.
   const mountPoint = await mkdtemp(join(tmpdir(), 'cg-dicom-full-'));
@@ -288,7 +306,7 @@ async function startCommitDroppingProxy(target: URL): Promise<{ url: string; arm
   };
 }
 
-test('a COMMIT applied but unanswered (connection lost) keeps the moved file: the retry finds it stored, and its marker is settled', async () => {
+test('a COMMIT applied but unanswered (connection lost) keeps the linked file: the retry finds it stored, and its temporary name is settled', async () => {
   const site = await createTestSite(harness.db.database);
   const proxy = await startCommitDroppingProxy(new URL(harness.db.connectionString));
   const database = listenerDatabase(proxy.url);

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { StorageLayout } from '../../src/dicom/storage/layout.ts';
+import { placedTransfer } from './support/placed-transfer.ts';
+import { writeSyntheticInstance } from './support/synthetic-instance.ts';
 
 let dataDir: string;
 before(async () => {
@@ -13,32 +15,66 @@ before(async () => {
 });
 after(() => rm(dataDir, { recursive: true, force: true }));
 
-const markers = (layout: StorageLayout) => readdirSync(layout.tmpDir).filter((name) => name.endsWith('.moving'));
+const leftovers = (layout: StorageLayout) => readdirSync(layout.tmpDir).filter((name) => name.endsWith('.moving') || name.endsWith('.part'));
 
-test('a marker linked to the file being moved names its target: recovery removes the file unless it is indexed', async () => {
+test('a transfer linked into place keeps its temporary name until its commit: recovery removes the final name unless it is indexed', async () => {
   const layout = new StorageLayout(dataDir);
   await layout.prepare(async () => true);
   const siteId = randomUUID();
-  const orphan = layout.instancePath(siteId, '1.2.3', '1.2.3.4', '1.2.3.4.5');
-  const kept = layout.instancePath(siteId, '1.2.3', '1.2.3.4', '1.2.3.4.6');
-  for (const path of [orphan, kept]) {
-    const temp = join(layout.tmpDir, `${randomUUID()}.part`);
-    await writeFile(temp, `dataset of ${path}`);
-    const marker = await layout.markMoving(path, temp);
-    assert.ok(marker.endsWith('.moving'));
-    await layout.prepareFolder(path);
-    const moved = await layout.moveIntoPlace(temp, path);
-    await moved.durable;
-    assert.equal(await readFile(layout.absolute(path), 'utf8'), `dataset of ${path}`);
-  }
-  assert.equal(markers(layout).length, 2);
-  // A crash here: neither marker was cleared; only the second instance's commit happened.
-  const indexed = new Set([kept]);
+  const orphan = await placedTransfer(layout, siteId, { study: '1.2.3', series: '1.2.3.4', instance: '1.2.3.4.5' });
+  const kept = await placedTransfer(layout, siteId, { study: '1.2.3', series: '1.2.3.4', instance: '1.2.3.4.6' });
+  const halfWritten = layout.temporaryPath(siteId);
+  await writeFile(halfWritten, 'the first bytes of a transfer');
+  assert.equal(leftovers(layout).length, 3);
+  // A crash here: no temporary name was released; only the second instance's commit happened.
+  const indexed = new Set([kept.path]);
   const restarted = new StorageLayout(dataDir);
-  assert.equal(await restarted.prepare(async (path) => indexed.has(path)), 1);
-  assert.equal(existsSync(layout.absolute(orphan)), false, 'the unindexed file is removed');
-  assert.equal(await readFile(layout.absolute(kept), 'utf8'), `dataset of ${kept}`, 'the indexed file stays whole');
-  assert.deepEqual(markers(layout), []);
+  assert.equal(await restarted.prepare(async (path) => indexed.has(path)), 2, 'the unindexed instance and the half-written transfer');
+  assert.equal(existsSync(layout.absolute(orphan.path)), false, 'the unindexed file is removed');
+  assert.equal(existsSync(layout.absolute(kept.path)), true, 'the indexed file stays');
+  assert.deepEqual(leftovers(layout), []);
+});
+
+test('recovery leaves a linked transfer for the next start when the index cannot answer', async () => {
+  const layout = new StorageLayout(dataDir);
+  await layout.prepare(async () => true);
+  const transfer = await placedTransfer(layout, randomUUID(), { study: '1.2.4', series: '1.2.4.1', instance: '1.2.4.1.1' });
+  await layout.prepare(async () => {
+    throw new Error('database unavailable');
+  });
+  assert.equal(existsSync(transfer.temp), true);
+  assert.equal(existsSync(layout.absolute(transfer.path)), true);
+  assert.equal(await layout.prepare(async () => false), 1);
+  assert.equal(existsSync(layout.absolute(transfer.path)), false);
+});
+
+test('a link never replaces a file; taking back removes only the transfer\'s own final name', async () => {
+  const layout = new StorageLayout(dataDir);
+  await layout.prepare(async () => true);
+  const siteId = randomUUID();
+  const first = await placedTransfer(layout, siteId, { study: '1.2.6', series: '1.2.6.1', instance: '1.2.6.1.1' });
+  const second = layout.temporaryPath(siteId);
+  await writeSyntheticInstance(second, { study: '1.2.6', series: '1.2.6.1', instance: '1.2.6.1.1' }, 2, 4);
+  assert.equal(await layout.placeFile(second, first.path), undefined, 'the name is taken');
+  await layout.takeBack(second, first.path);
+  assert.equal(existsSync(layout.absolute(first.path)), true, 'another transfer\'s file is not taken back');
+  await (await layout.replaceUnindexed(second, first.path)).durable;
+  assert.equal((await stat(layout.absolute(first.path))).ino, (await stat(second)).ino, 'replaced by the claiming transfer');
+  await layout.takeBack(second, first.path);
+  assert.equal(existsSync(layout.absolute(first.path)), false);
+});
+
+test('a marker named after its target, as earlier versions wrote them, is still honoured', async () => {
+  const layout = new StorageLayout(dataDir);
+  await layout.prepare(async () => true);
+  const siteId = randomUUID();
+  const orphan = layout.instancePath(siteId, '1.2.8', '1.2.8.1', '1.2.8.1.1');
+  await layout.prepareFolder(orphan);
+  await writeFile(layout.absolute(orphan), 'dataset');
+  await writeFile(join(layout.tmpDir, `0a1b2c3d~${siteId}~1.2.8~1.2.8.1~1.2.8.1.1.moving`), '');
+  assert.equal(await layout.prepare(async () => false), 1);
+  assert.equal(existsSync(layout.absolute(orphan)), false);
+  assert.deepEqual(leftovers(layout), []);
 });
 
 test('a marker holding its target as content, as earlier versions wrote them, is still honoured', async () => {
@@ -50,21 +86,15 @@ test('a marker holding its target as content, as earlier versions wrote them, is
   await writeFile(join(layout.tmpDir, 'a1b2c3d4e5f6a1b2c3d4e5f6.moving'), orphan);
   assert.equal(await layout.prepare(async () => false), 1);
   assert.equal(existsSync(layout.absolute(orphan)), false);
-  assert.deepEqual(markers(layout), []);
+  assert.deepEqual(leftovers(layout), []);
 });
 
-test('a move into a folder removed behind the listener recreates the folder', async () => {
+test('a link into a folder removed behind the listener recreates the folder', async () => {
   const layout = new StorageLayout(dataDir);
   await layout.prepare(async () => true);
-  const first = layout.instancePath(randomUUID(), '1.2.7', '1.2.7.1', '1.2.7.1.1');
-  const second = first.replace(/1\.2\.7\.1\.1\.dcm$/, '1.2.7.1.2.dcm');
-  const place = async (path: string) => {
-    const temp = join(layout.tmpDir, `${randomUUID()}.part`);
-    await writeFile(temp, path);
-    await (await layout.moveIntoPlace(temp, path)).durable;
-  };
-  await place(first);
-  await rm(dirname(dirname(layout.absolute(first))), { recursive: true });
-  await place(second);
-  assert.equal(await readFile(layout.absolute(second), 'utf8'), second);
+  const siteId = randomUUID();
+  const first = await placedTransfer(layout, siteId, { study: '1.2.7', series: '1.2.7.1', instance: '1.2.7.1.1' });
+  await rm(dirname(dirname(layout.absolute(first.path))), { recursive: true });
+  const second = await placedTransfer(layout, siteId, { study: '1.2.7', series: '1.2.7.1', instance: '1.2.7.1.2' });
+  assert.equal(existsSync(layout.absolute(second.path)), true);
 });

@@ -1,10 +1,10 @@
 /**
  * C-STORE SCP (PS3.4 annex B, PS3.7 9.1.1). The dataset streams to a temporary Part-10 file;
- * once complete it is checked, indexed and moved into place in one transaction, which commits
+ * once complete it is checked, linked into place and indexed in one transaction, which commits
  * only after the file and its folder entry are fsynced, and only then does the SCU get 0x0000
  * (DESIGN.md section 2: acknowledge only what is durable).
  */
-import { indexInstance } from '../../domain/imaging/index-instance.ts';
+import { claimInstance } from '../../domain/imaging/index-instance.ts';
 import type { ReceivedInstance } from '../../domain/imaging/received-instance.ts';
 import { isLenientDicomUid } from '../../domain/imaging/dicom-values.ts';
 import type { AssociationContext } from '../association/association-context.ts';
@@ -15,7 +15,9 @@ import { status } from '../dimse/status.ts';
 import { IncomingFile } from '../storage/incoming-file.ts';
 import { storeFailure } from './failure-status.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
-import { rename, unlink } from 'node:fs/promises';
+
+/** Stores between their claim and the end of their index work, by site and study. */
+const storesInFlight = new Map<string, number>();
 
 /** Receives one dataset; `finish` answers the request, `abandon` cleans up after an abort. */
 export interface DatasetReceiver {
@@ -45,12 +47,12 @@ export async function beginStore(association: AssociationContext, context: Accep
   }
   let file: IncomingFile;
   try {
-    file = IncomingFile.create(association.layout.tmpDir, {
-      sopClassUid,
-      sopInstanceUid,
-      transferSyntaxUid: context.transferSyntax,
-      sourceAeTitle: association.callingAeTitle,
-    });
+    const { layout, site } = association;
+    file = IncomingFile.create(
+      layout.temporaryPath(site.siteId),
+      { sopClassUid, sopInstanceUid, transferSyntaxUid: context.transferSyntax, sourceAeTitle: association.callingAeTitle },
+      () => layout.temporaryNamesDurable(),
+    );
   } catch (error) {
     association.logger.error({ err: error }, 'cannot create a temporary file for C-STORE');
     return discardingReceiver(storeFailure(error));
@@ -70,8 +72,9 @@ async function finishStore(
   sopInstanceUid: string,
 ): Promise<DimseResult> {
   const { layout, logger, site } = association;
-  let movedTo: string | undefined;
-  let movingMarker: Promise<string> | undefined;
+  let placedAt: string | undefined;
+  /** The final name this transfer is being linked to, once it has one, and the link's outcome. */
+  let placing: { tempPath: string; target: string; outcome: Promise<unknown> } | undefined;
   let committed = false;
   try {
     const completed = await file.complete();
@@ -101,48 +104,57 @@ async function finishStore(
       callingAeTitle: association.callingAeTitle,
       remoteAddress: association.remoteAddress,
     };
-    // The marker and the temporary file's fsync proceed while the instance is indexed; a
-    // duplicate needs neither, so their failure only matters once the instance is known to be new.
-    const marker = completed.created.then(() => layout.markMoving(storagePath, completed.tempPath));
-    marker.catch(() => {}); // awaited below when it matters; never an unhandled rejection
-    movingMarker = marker;
-    // A failure here is met again, and reported, by the move itself.
-    const folderReady = layout.prepareFolder(storagePath).catch(() => {});
+    // The file is linked to its final name while the SOP Instance UID is claimed: a link never
+    // replaces a file, so a stored instance's file is safe whatever the claim finds, and a crash
+    // before the commit leaves the temporary name (durable before the link) for start-up recovery.
+    const placed = completed.named.then(() => layout.placeFile(completed.tempPath, storagePath));
+    placed.catch(() => {}); // awaited below when it matters; never an unhandled rejection
+    placing = { tempPath: completed.tempPath, target: storagePath, outcome: placed };
     const result = await association.database.transaction(async (tx) => {
-      const indexed = await indexInstance(tx, site, instance);
-      if (indexed.outcome !== 'stored') return indexed;
-      // The file goes into place before the row becomes visible (at commit), and only for a new
-      // instance: a duplicate never overwrites the file the index already points at. A crash
-      // between the move and the commit would leave a file nothing points at; the marker, durable
-      // before the move, lets start-up recovery find and remove it. So the move waits for the
-      // marker only, and the commit for the file's fsync and the folder's.
-      await marker;
-      await folderReady;
-      movedTo = storagePath;
+      const claim = await claimInstance(tx, site, instance);
+      if (claim.outcome !== 'claimed') return claim;
+      // A file already at the final name while this transaction holds the UID is not indexed:
+      // a commit that never happened, or a store of the same UID that failed.
+      const link = (await placed) ?? (await layout.replaceUnindexed(completed.tempPath, storagePath));
+      placedAt = storagePath;
+      const study = `${site.siteId}/${studyUid}`;
+      storesInFlight.set(study, (storesInFlight.get(study) ?? 0) + 1);
       try {
-        const moved = await layout.moveIntoPlace(completed.tempPath, storagePath);
-        for (const step of await Promise.allSettled([completed.durable, moved.durable])) {
+        // Completing the index locks the study's row, which every instance of the study updates,
+        // until COMMIT. With other stores of the study in flight it comes last, once the file is
+        // durable, so they queue only for that statement and the commit; alone, it overlaps the
+        // fsyncs.
+        const completing = storesInFlight.get(study) === 1 ? claim.complete() : undefined;
+        completing?.catch(() => {}); // awaited below, after the fsyncs' outcome
+        for (const step of await Promise.allSettled([completed.durable, link.durable])) {
           if (step.status === 'rejected') throw step.reason;
         }
-        return indexed;
+        return await (completing ?? claim.complete());
       } catch (error) {
         // Taken back while this transaction still holds the SOP Instance UID: once it rolls
-        // back, a store of the same UID waiting on it may move its own file to this very path.
-        // A retry of the transaction finds the file where it was.
-        await rename(layout.absolute(storagePath), completed.tempPath).catch(() => unlink(layout.absolute(storagePath)).catch(() => {}));
-        movedTo = undefined;
+        // back, a store of the same UID waiting on it may link its own file to this very name.
+        await layout.takeBack(completed.tempPath, storagePath);
+        placedAt = undefined;
         throw error;
+      } finally {
+        const left = storesInFlight.get(study)! - 1;
+        if (left === 0) storesInFlight.delete(study);
+        else storesInFlight.set(study, left);
       }
     });
     committed = true;
-    await clearMarker(movingMarker);
     await layout.settle(storagePath);
     for (const warning of result.warnings) logger.warn({ sopInstanceUid }, warning);
     if (result.outcome === 'stored') {
+      // The temporary name is no longer needed; left behind by a crash, recovery finds it indexed.
+      void layout.release(completed.tempPath);
       logger.debug({ sopInstanceUid, studyInstanceUid: studyUid, bytes: completed.sizeBytes }, 'instance stored');
       return { status: status.success };
     }
-    // A duplicate: the kept instance's file stays as it is.
+    // A duplicate: the kept instance's file stays as it is. This transfer's file, if it got a
+    // final name, has one the index does not use (the duplicate is indexed under another study
+    // or series, or the name would have been taken).
+    await placed.then((link) => (link ? layout.takeBack(completed.tempPath, storagePath) : undefined)).catch(() => {});
     await file.discard();
     if (result.outcome === 'duplicate-identical') {
       logger.debug({ sopInstanceUid }, 'instance already stored with identical bytes');
@@ -152,27 +164,26 @@ async function finishStore(
     logger.warn({ sopInstanceUid }, 'instance already stored with different bytes: refused');
     return { status: status.duplicateSopInstance, errorComment: 'SOP Instance already stored with different content' };
   } catch (error) {
-    // movedTo is only set once the transaction's work has returned, so this failure came from its
-    // COMMIT. Lost with the connection, a COMMIT may still have been applied: the file then stays
-    // where the index may point, with its marker, and start-up recovery removes it unless indexed.
-    // A retry of the instance (the answer is "retry later") finds it stored, or moves its own copy
-    // over it; either commit settles the marker.
-    const commitUnknown = !committed && movedTo !== undefined && isTransientDatabaseError(error);
+    // placedAt is only set while the transaction's work has returned, so this failure came from
+    // its COMMIT. Lost with the connection, a COMMIT may still have been applied: the file then
+    // keeps both names, and start-up recovery removes the final one unless indexed. A retry of the
+    // instance (the answer is "retry later") finds it stored, or links its own copy in its place;
+    // either commit settles the kept temporary name.
+    const commitUnknown = !committed && placedAt !== undefined && isTransientDatabaseError(error);
     if (commitUnknown) {
-      layout.keepUndecided(movedTo!, await movingMarker!);
-    } else if (!committed) {
-      if (movedTo !== undefined) await unlink(layout.absolute(movedTo)).catch(() => {});
-      await clearMarker(movingMarker);
+      layout.keepUndecided(placing!.target, placing!.tempPath);
+    } else {
+      if (!committed && placing) {
+        // Any final name this transfer got: linked while the claim failed, or a COMMIT refused.
+        await placing.outcome.catch(() => {});
+        await layout.takeBack(placing.tempPath, placing.target).catch(() => {});
+      }
+      await file.discard();
     }
-    await file.discard();
     const answer = storeFailure(error);
     if (answer.status === status.processingFailure) logger.error({ err: error, sopInstanceUid }, 'C-STORE failed');
     else logger.warn({ err: error, sopInstanceUid, status: answer.status }, 'C-STORE refused');
     return answer;
-  }
-
-  async function clearMarker(marker: Promise<string> | undefined): Promise<void> {
-    if (marker) await marker.then((path) => layout.clearMoving(path), () => {});
   }
 
   async function reject(code: number, comment: string): Promise<DimseResult> {

@@ -1,8 +1,7 @@
-import { createHash, randomUUID, type Hash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import { createWriteStream, fdatasync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { encodePart10Header, type FileMetaInput } from '../dataset/part10-header.ts';
 import { HeaderSniffer, type SniffResult } from '../dataset/header-sniffer.ts';
 
@@ -23,8 +22,8 @@ export interface CompletedFile {
   /** SHA-256 of the dataset bytes exactly as received (the file without its Part-10 header). */
   sha256: string;
   sniff: SniffResult;
-  /** Resolves once the temporary file exists; rejects with why it could not be created. */
-  created: Promise<void>;
+  /** Resolves once the temporary file exists under a durable name; rejects with why it could not. */
+  named: Promise<void>;
 }
 
 /**
@@ -37,7 +36,7 @@ export class IncomingFile {
   readonly tempPath: string;
   #stream: WriteStream;
   #fd: number | undefined;
-  #created: Promise<void>;
+  #named: Promise<void>;
   #hash: Hash = createHash('sha256');
   #sniffer: HeaderSniffer;
   #size: number;
@@ -45,33 +44,35 @@ export class IncomingFile {
   #unflushed = 0;
   #flushing: Promise<void> | undefined;
 
-  private constructor(tempPath: string, stream: WriteStream, header: Buffer, transferSyntaxUid: string) {
+  private constructor(tempPath: string, stream: WriteStream, header: Buffer, transferSyntaxUid: string, nameDurable: () => Promise<void>) {
     this.tempPath = tempPath;
     this.#stream = stream;
     this.#stream.on('error', (error) => {
       this.#failure ??= error;
     });
     // The open's failure (EEXIST, ENOSPC, EACCES) is also recorded by the 'error' listener above.
-    this.#created = once(stream, 'open').then(([fd]) => {
+    // The name's fsync runs while the dataset arrives, so it is done by the time the file is
+    // linked into place.
+    this.#named = once(stream, 'open').then(([fd]) => {
       this.#fd = fd as number;
+      return nameDurable();
     });
-    this.#created.catch(() => {}); // observed by the caller; never an unhandled rejection
+    this.#named.catch(() => {}); // observed by the caller; never an unhandled rejection
     this.#sniffer = new HeaderSniffer(transferSyntaxUid);
     this.#size = header.length;
     this.#stream.write(header);
   }
 
   /**
-   * Creates the temporary file (exclusively: a name never reused) with the Part-10 header. The
-   * transfer does not wait for the file to exist: allocating an inode can take longer than
-   * receiving a small dataset, and the stream holds what arrives until the file is open (still
-   * bounded by its high-water mark).
+   * Creates the temporary file (exclusively: a name never reused) with the Part-10 header, and
+   * makes its name durable through `nameDurable`. The transfer does not wait for the file to
+   * exist: allocating an inode can take longer than receiving a small dataset, and the stream
+   * holds what arrives until the file is open (still bounded by its high-water mark).
    */
-  static create(tmpDir: string, meta: FileMetaInput): IncomingFile {
-    const tempPath = join(tmpDir, `${randomUUID()}.part`);
+  static create(tempPath: string, meta: FileMetaInput, nameDurable: () => Promise<void>): IncomingFile {
     // flush: the descriptor is fsynced before it is closed, so 'close' means durable on disk.
     const stream = createWriteStream(tempPath, { flags: 'wx', mode: 0o640, highWaterMark, flush: true });
-    return new IncomingFile(tempPath, stream, encodePart10Header(meta), meta.transferSyntaxUid);
+    return new IncomingFile(tempPath, stream, encodePart10Header(meta), meta.transferSyntaxUid, nameDurable);
   }
 
   get failure(): Error | undefined {
@@ -125,7 +126,7 @@ export class IncomingFile {
       if (this.#failure) throw this.#failure;
     })();
     durable.catch(() => {}); // observed by the caller; never an unhandled rejection
-    return { tempPath: this.tempPath, sizeBytes: this.#size, sha256: this.#hash.digest('hex'), sniff, created: this.#created, durable };
+    return { tempPath: this.tempPath, sizeBytes: this.#size, sha256: this.#hash.digest('hex'), sniff, named: this.#named, durable };
   }
 
   /** Abandons the transfer: closes and removes the temporary file. Never throws. */

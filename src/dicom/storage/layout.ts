@@ -1,18 +1,23 @@
-import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { link, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { DirectorySync } from './directory-sync.ts';
+import { readStoredIdentity } from './stored-identity.ts';
 
 const maxDurableFolders = 10_000;
 
 /**
  * Where instances live under the data directory:
- *   dicom/tmp/<random>.part                               transfers in progress
- *   dicom/tmp/<random>~<siteId>~<study>~<series>~<sop>.moving
- *                                                         a file being moved into place whose
- *                                                         index transaction has not committed yet
+ *   dicom/tmp/<random>~<siteId>.part                      transfers, named durably as they begin
  *   dicom/<siteId>/<studyUid>/<seriesUid>/<sopUid>.dcm    stored instances
  * The UIDs are checked to be digits and dots first, so no path can leave its folder.
+ *
+ * A finished transfer is linked to its final name (a second name of the same file, never
+ * replacing one) before its index commits, and its temporary name is removed after. A crash in
+ * between leaves a temporary file with two names: start-up recovery reads which instance it holds
+ * and removes the final name unless the index points at it. So a transfer's temporary name must be
+ * durable before its final name can be, which its creation arranges (one fsync of the temporary
+ * folder, shared by concurrent transfers, while the dataset is still arriving).
  */
 export class StorageLayout {
   readonly root: string;
@@ -21,8 +26,10 @@ export class StorageLayout {
   readonly #sync = new DirectorySync();
   /** Folders whose own entry, and every ancestor's, is known to be durable. */
   readonly #durableFolders = new Set<string>();
-  /** Markers kept after a commit of unknown outcome, by target, until a commit there settles it. */
+  /** Temporary names kept after a commit of unknown outcome, by target, until a commit there settles it. */
   readonly #undecided = new Map<string, string[]>();
+  /** Changes to one final name, one at a time: placing, replacing and taking back never interleave. */
+  readonly #pathChanges = new Map<string, Promise<unknown>>();
 
   constructor(dataDir: string) {
     this.#dataDir = dataDir;
@@ -32,89 +39,163 @@ export class StorageLayout {
 
   /**
    * Creates the folders and removes what a previous run left unfinished: half-written transfers,
-   * and files moved into place whose index transaction never committed (a crash in that window).
+   * and files linked into place whose index transaction never committed (a crash in that window).
    * `isIndexed` answers whether the index points at a relative path; when it cannot answer (the
-   * database is down), the marker stays for the next start.
+   * database is down), the temporary file stays for the next start.
    */
   async prepare(isIndexed: (relativePath: string) => Promise<boolean>): Promise<number> {
-    // A marker is only durable once the folder holding it is.
     await this.#ensureFolder(this.tmpDir);
     let removed = 0;
     for (const name of await readdir(this.tmpDir)) {
       const path = join(this.tmpDir, name);
-      if (name.endsWith('.part')) {
-        await unlink(path).catch(() => {});
-        removed++;
-      } else if (name.endsWith('.moving')) {
-        const target = this.#markedTarget(name) ?? (await readFile(path, 'utf8').catch(() => '')).trim();
-        let indexed: boolean;
-        try {
-          indexed = target === '' || (await isIndexed(target));
-        } catch {
-          continue;
-        }
-        if (!indexed) {
-          await unlink(this.absolute(target)).catch(() => {});
-          removed++;
-        }
-        await unlink(path).catch(() => {});
+      try {
+        if (name.endsWith('.part')) removed += await this.#recoverTransfer(name, path, isIndexed);
+        else if (name.endsWith('.moving')) removed += await this.#recoverMarker(name, path, isIndexed);
+      } catch {
+        // Undecidable now (database down, unreadable file): left for the next start.
       }
     }
     return removed;
   }
 
   /**
-   * Records, durably, that a file is about to be moved to `relativePath` ahead of its index
-   * commit; clearMoving removes the record once the commit is settled either way. The target is
-   * the marker's name, not its content, so the marker needs no fsync of its own, only of the
-   * folder, and that fsync is shared with concurrent markers. Given the file about to move, the
-   * marker is a second name of it (a hard link): creating a file allocates an inode, measured at
-   * 0.5-0.8 ms of system time on the benchmark machine, where a link takes 0.03 ms.
+   * A transfer's temporary file: one never linked is half-written and goes; one linked into place
+   * goes with its final name unless the index points there. Counts the unindexed files removed.
    */
-  async markMoving(relativePath: string, file?: string): Promise<string> {
-    const encoded = relative(this.root, this.absolute(relativePath)).split(sep).join('~').replace(/\.dcm$/, '');
-    for (;;) {
-      // The random prefix keeps two markers of one target (concurrent stores of one UID) apart.
-      const name = `${randomBytes(4).toString('hex')}~${encoded}.moving`;
-      if (this.#markedTarget(name) !== relativePath) throw new Error(`not an instance path: ${relativePath}`);
-      const marker = join(this.tmpDir, name);
-      try {
-        if (file === undefined) await (await open(marker, 'wx')).close();
-        else await link(file, marker);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
-        throw error;
-      }
-      await this.#sync.sync(this.tmpDir);
-      return marker;
+  async #recoverTransfer(name: string, path: string, isIndexed: (relativePath: string) => Promise<boolean>): Promise<number> {
+    const siteId = /^[0-9a-f-]{36}~([0-9a-f-]{36})\.part$/.exec(name)?.[1];
+    const file = await stat(path).catch(() => undefined);
+    if (siteId && file && file.nlink > 1) {
+      const identity = await readStoredIdentity(path);
+      if (!identity) return 0; // linked, but not readable as an instance: kept for an operator
+      const target = this.instancePath(siteId, identity.studyInstanceUid, identity.seriesInstanceUid, identity.sopInstanceUid);
+      const placed = await stat(this.absolute(target)).catch(() => undefined);
+      const unindexed = placed !== undefined && placed.ino === file.ino && placed.dev === file.dev && !(await isIndexed(target));
+      if (unindexed) await unlink(this.absolute(target));
+      await unlink(path).catch(() => {});
+      return unindexed ? 1 : 0;
     }
-  }
-
-  async clearMoving(marker: string): Promise<void> {
-    await unlink(marker).catch(() => {});
+    await unlink(path).catch(() => {});
+    return 1;
   }
 
   /**
-   * Keeps a marker whose index commit has an unknown outcome (the connection was lost during
-   * COMMIT): its file may be indexed or not, so it stays, and so does the marker, until a later
-   * commit of the same target settles it (settle) or start-up recovery does.
+   * A marker of earlier versions (moved into place by rename, the marker naming the target or
+   * holding it as content): the file goes unless indexed.
    */
-  keepUndecided(relativePath: string, marker: string): void {
-    this.#undecided.set(relativePath, [...(this.#undecided.get(relativePath) ?? []), marker]);
+  async #recoverMarker(name: string, path: string, isIndexed: (relativePath: string) => Promise<boolean>): Promise<number> {
+    const target = this.#markedTarget(name) ?? (await readFile(path, 'utf8').catch(() => '')).trim();
+    let removed = 0;
+    if (target !== '' && !(await isIndexed(target))) {
+      await unlink(this.absolute(target)).catch(() => {});
+      removed = 1;
+    }
+    await unlink(path).catch(() => {});
+    return removed;
+  }
+
+  /** Where a new transfer for a site is written. */
+  temporaryPath(siteId: string): string {
+    if (!/^[0-9a-f-]{36}$/.test(siteId)) throw new Error('not a site id');
+    return join(this.tmpDir, `${randomUUID()}~${siteId}.part`);
+  }
+
+  /** Resolves once every temporary file created before the call has a durable name. */
+  temporaryNamesDurable(): Promise<void> {
+    return this.#sync.sync(this.tmpDir);
+  }
+
+  /**
+   * Links a finished transfer to its final name, unless a file is already there (undefined): a
+   * stored instance's file is never replaced this way. The link is durable once `durable`
+   * resolves; the temporary name must already be (temporaryNamesDurable).
+   */
+  placeFile(tempPath: string, relativePath: string): Promise<{ durable: Promise<void> } | undefined> {
+    return this.#changePath(relativePath, async () => {
+      try {
+        return await this.#link(tempPath, relativePath);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * Puts a finished transfer in place of a file the index does not point at: the caller's
+   * transaction holds the instance's SOP Instance UID, so the file there is a leftover (a commit
+   * that never happened, or a store of the same UID that failed).
+   */
+  replaceUnindexed(tempPath: string, relativePath: string): Promise<{ durable: Promise<void> }> {
+    return this.#changePath(relativePath, async () => {
+      await unlink(this.absolute(relativePath)).catch(() => {});
+      return this.#link(tempPath, relativePath);
+    });
+  }
+
+  /** Removes the final name of a transfer that will not be indexed, if it still is that transfer's. */
+  takeBack(tempPath: string, relativePath: string): Promise<void> {
+    return this.#changePath(relativePath, async () => {
+      const [temp, placed] = await Promise.all([stat(tempPath).catch(() => undefined), stat(this.absolute(relativePath)).catch(() => undefined)]);
+      if (temp && placed && temp.ino === placed.ino && temp.dev === placed.dev) await unlink(this.absolute(relativePath));
+    });
+  }
+
+  /** Removes a transfer's temporary name once its index has committed. Never throws. */
+  async release(tempPath: string): Promise<void> {
+    await unlink(tempPath).catch(() => {});
+  }
+
+  async #link(tempPath: string, relativePath: string): Promise<{ durable: Promise<void> }> {
+    const target = this.absolute(relativePath);
+    const folder = dirname(target);
+    await this.#ensureFolder(folder);
+    try {
+      await link(tempPath, target);
+    } catch (error) {
+      // A folder removed behind our back: nothing cached about folders can be trusted any more.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.#durableFolders.clear();
+      await this.#ensureFolder(folder);
+      await link(tempPath, target);
+    }
+    const durable = this.#sync.sync(folder);
+    durable.catch(() => {}); // observed by the caller; never an unhandled rejection
+    return { durable };
+  }
+
+  #changePath<T>(relativePath: string, change: () => Promise<T>): Promise<T> {
+    const previous = this.#pathChanges.get(relativePath) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(change);
+    const settled = next.catch(() => {});
+    this.#pathChanges.set(relativePath, settled);
+    void settled.then(() => {
+      if (this.#pathChanges.get(relativePath) === settled) this.#pathChanges.delete(relativePath);
+    });
+    return next;
+  }
+
+  /**
+   * Keeps the temporary name of a transfer whose index commit has an unknown outcome (the
+   * connection was lost during COMMIT): its file may be indexed or not, so both names stay until a
+   * later commit of the same target settles it (settle) or start-up recovery does.
+   */
+  keepUndecided(relativePath: string, tempPath: string): void {
+    this.#undecided.set(relativePath, [...(this.#undecided.get(relativePath) ?? []), tempPath]);
   }
 
   /**
    * A commit naming this target has settled what its file is (indexed by it, or by the committed
-   * instance it duplicates): markers kept undecided for the target are no longer needed.
+   * instance it duplicates): temporary names kept undecided for the target are no longer needed.
    */
   async settle(relativePath: string): Promise<void> {
-    const markers = this.#undecided.get(relativePath);
-    if (!markers) return;
+    const kept = this.#undecided.get(relativePath);
+    if (!kept) return;
     this.#undecided.delete(relativePath);
-    await Promise.all(markers.map((marker) => this.clearMoving(marker)));
+    await Promise.all(kept.map((path) => this.release(path)));
   }
 
-  /** The relative path a marker's name records; undefined for a marker that holds it as content. */
+  /** The relative path an earlier version's marker name records; undefined for one holding it as content. */
   #markedTarget(name: string): string | undefined {
     const parts = /^[0-9a-f]+~([0-9a-f-]{36})~([0-9.]+)~([0-9.]+)~([0-9.]+)\.moving$/.exec(name);
     try {
@@ -139,35 +220,11 @@ export class StorageLayout {
 
   /**
    * Creates the folder an instance goes to and makes its entry durable (and every new ancestor's),
-   * so that moving the file later only has the folder itself to fsync. A store calls it while its
-   * index statements run; moveIntoPlace calls it again, which is then free.
+   * so that linking the file later only has the folder itself to fsync. A store calls it while its
+   * index statements run; placeFile calls it again, which is then free.
    */
   async prepareFolder(relativePath: string): Promise<void> {
     await this.#ensureFolder(dirname(this.absolute(relativePath)));
-  }
-
-  /**
-   * Moves a temporary file to its final place. The move is durable once `durable` resolves (the
-   * folder's fsync; prepareFolder has made the folder's own entry durable). The file's data need
-   * not be durable yet: the marker names the target, so a crash before the commit removes the
-   * file whatever it holds; the caller must await both before the commit.
-   */
-  async moveIntoPlace(tempPath: string, relativePath: string): Promise<{ durable: Promise<void> }> {
-    const target = this.absolute(relativePath);
-    const folder = dirname(target);
-    await this.#ensureFolder(folder);
-    try {
-      await rename(tempPath, target);
-    } catch (error) {
-      // A folder removed behind our back: nothing cached about folders can be trusted any more.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      this.#durableFolders.clear();
-      await this.#ensureFolder(folder);
-      await rename(tempPath, target);
-    }
-    const durable = this.#sync.sync(folder);
-    durable.catch(() => {}); // observed by the caller; never an unhandled rejection
-    return { durable };
   }
 
   /**

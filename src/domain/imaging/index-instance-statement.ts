@@ -2,36 +2,40 @@ import type { SiteContext } from '../site-context.ts';
 import type { NormalizedInstance } from './received-instance.ts';
 
 /**
- * The index rows of one new instance in a single statement: claim the SOP Instance UID, then
- * upsert the study, then the series. Each step selects from the previous one, which fixes their
- * order whatever the plan: the claim's wait on the unique index comes first (a concurrent store of
- * the same UID waits until this transaction commits, then finds its row, or rolls back, then
- * proceeds), a duplicate (no claimed row) writes nothing else, and concurrent stores of one study
- * lock its study row, then its series row, always in that order. The instance's foreign keys are
- * deferred to commit (migration 0303); the series row's reference to its study is checked at the
- * end of the statement, when both exist.
+ * The index rows of one new instance, in two statements of one transaction, so that the study's
+ * row lock is held only at the end of it.
+ *
+ * claimInstanceStatement inserts the instance row: it claims the SOP Instance UID (a concurrent
+ * store of the same UID waits on the unique index until this transaction ends, then finds its row
+ * or proceeds) and takes no lock that other instances of the study need. The instance's foreign
+ * keys are deferred to commit (migration 0303), so the study and series rows may come later. No
+ * row when the site already has the UID: a duplicate writes nothing.
+ *
+ * studyAndSeriesStatement then upserts the study, then the series (each step selects from the
+ * previous one, so concurrent stores of one study lock its study row, then its series row, always
+ * in that order). Every instance updates its study row (last received, modalities), so concurrent
+ * stores of one study queue on that row until each commits: the C-STORE handler runs this
+ * statement after the file is durable, right before COMMIT, and the queue is only as long as that.
  *
  * Study-level attributes come from the first instance; later instances only fill what is still
- * empty, so a study's identity never drifts between instances. Modalities accumulate.
- *
- * No row when the site already has the UID; otherwise one: the study's patient link and DICOM
- * PatientID, and the study the series belongs to (PS3.3 C.7.3.1: exactly one, which need not be
- * this instance's study).
+ * empty, so a study's identity never drifts between instances. Modalities accumulate. It returns
+ * the study's patient link and DICOM PatientID, and the study the series belongs to (PS3.3
+ * C.7.3.1: exactly one, which need not be this instance's study).
  */
-export const indexInstanceStatement = `
-WITH claim AS (
-  INSERT INTO imaging_instance (site_id, sop_instance_uid, id, study_instance_uid, series_instance_uid,
-    sop_class_uid, transfer_syntax_uid, instance_number, storage_path, size_bytes, sha256,
-    calling_ae_title, remote_address)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-  ON CONFLICT (site_id, sop_instance_uid) DO NOTHING
-  RETURNING site_id
-), study AS (
+export const claimInstanceStatement = `
+INSERT INTO imaging_instance (site_id, sop_instance_uid, id, study_instance_uid, series_instance_uid,
+  sop_class_uid, transfer_syntax_uid, instance_number, storage_path, size_bytes, sha256,
+  calling_ae_title, remote_address)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+ON CONFLICT (site_id, sop_instance_uid) DO NOTHING
+RETURNING id`;
+
+export const studyAndSeriesStatement = `
+WITH study AS (
   INSERT INTO imaging_study AS s (site_id, study_instance_uid, dicom_patient_id, patient_name, patient_birth_date,
     patient_sex, study_date, study_time, accession_number, study_description, modalities)
-  SELECT claim.site_id, $4, $14::text, $15::text, $16::date, $17::text, $18::date, $19::time, $20::text, $21::text,
-    CASE WHEN $22::text IS NULL THEN '{}'::text[] ELSE ARRAY[$22::text] END
-  FROM claim
+  VALUES ($1, $2, $3::text, $4::text, $5::date, $6::text, $7::date, $8::time, $9::text, $10::text,
+    CASE WHEN $11::text IS NULL THEN '{}'::text[] ELSE ARRAY[$11::text] END)
   ON CONFLICT (site_id, study_instance_uid) DO UPDATE SET
     dicom_patient_id = COALESCE(s.dicom_patient_id, EXCLUDED.dicom_patient_id),
     patient_name = COALESCE(s.patient_name, EXCLUDED.patient_name),
@@ -41,15 +45,15 @@ WITH claim AS (
     study_time = COALESCE(s.study_time, EXCLUDED.study_time),
     accession_number = COALESCE(s.accession_number, EXCLUDED.accession_number),
     study_description = COALESCE(s.study_description, EXCLUDED.study_description),
-    modalities = CASE WHEN $22::text IS NULL OR $22::text = ANY (s.modalities) THEN s.modalities
-                      ELSE array_append(s.modalities, $22::text) END,
+    modalities = CASE WHEN $11::text IS NULL OR $11::text = ANY (s.modalities) THEN s.modalities
+                      ELSE array_append(s.modalities, $11::text) END,
     last_received_at = now(),
     updated_at = now()
   WHERE s.site_id = $1
   RETURNING site_id, patient_id, dicom_patient_id
 ), series AS (
   INSERT INTO imaging_series AS s (site_id, series_instance_uid, study_instance_uid, modality, series_number, series_description)
-  SELECT study.site_id, $5, $4, $22::text, $23::integer, $24::text
+  SELECT study.site_id, $12, $2, $11::text, $13::integer, $14::text
   FROM study
   ON CONFLICT (site_id, series_instance_uid) DO UPDATE SET
     modality = COALESCE(s.modality, EXCLUDED.modality),
@@ -61,18 +65,25 @@ WITH claim AS (
 SELECT study.patient_id, study.dicom_patient_id, series.study_instance_uid AS series_study_instance_uid
 FROM study CROSS JOIN series`;
 
-export interface IndexInstanceRow {
+export interface StudyAndSeriesRow {
   patient_id: string | null;
   dicom_patient_id: string | null;
   series_study_instance_uid: string;
 }
 
-export function indexInstanceValues(site: SiteContext, id: string, value: NormalizedInstance): unknown[] {
+export function claimInstanceValues(site: SiteContext, id: string, value: NormalizedInstance): unknown[] {
   return [
     site.siteId, value.sopInstanceUid, id, value.studyInstanceUid, value.seriesInstanceUid, value.sopClassUid,
     value.transferSyntaxUid, value.instanceNumber, value.storagePath, value.sizeBytes, value.sha256,
     value.callingAeTitle, value.remoteAddress,
+  ];
+}
+
+export function studyAndSeriesValues(site: SiteContext, value: NormalizedInstance): unknown[] {
+  return [
+    site.siteId, value.studyInstanceUid,
     value.patientId, value.patientName, value.patientBirthDate, value.patientSex, value.studyDate, value.studyTime,
-    value.accessionNumber, value.studyDescription, value.modality, value.seriesNumber, value.seriesDescription,
+    value.accessionNumber, value.studyDescription, value.modality,
+    value.seriesInstanceUid, value.seriesNumber, value.seriesDescription,
   ];
 }

@@ -15,7 +15,13 @@ import type { Queryable, Transaction } from '../../storage/database.ts';
 import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
 import { cleanText } from './dicom-values.ts';
-import { indexInstanceStatement, indexInstanceValues, type IndexInstanceRow } from './index-instance-statement.ts';
+import {
+  claimInstanceStatement,
+  claimInstanceValues,
+  studyAndSeriesStatement,
+  studyAndSeriesValues,
+  type StudyAndSeriesRow,
+} from './index-instance-statement.ts';
 import { normalizeReceivedInstance, type NormalizedInstance, type ReceivedInstance } from './received-instance.ts';
 import { linkStudyPatient } from './study-patient.ts';
 
@@ -56,16 +62,43 @@ const instanceColumns = `id, sop_instance_uid, sop_class_uid, transfer_syntax_ui
   series_instance_uid, instance_number, storage_path, size_bytes, sha256, calling_ae_title,
   remote_address, received_at`;
 
-export async function indexInstance(tx: Transaction, site: SiteContext, instance: ReceivedInstance): Promise<IndexResult> {
+/** A SOP Instance UID claimed by this transaction; `complete` writes its study and series rows. */
+export interface InstanceClaim {
+  outcome: 'claimed';
+  complete(): Promise<IndexResult>;
+}
+
+/**
+ * Claims the SOP Instance UID for this transaction (the instance row, nothing else locked), or
+ * answers the duplicate it is. A claim must be completed before the transaction commits: the
+ * instance row's deferred foreign keys need its study and series rows.
+ */
+export async function claimInstance(tx: Transaction, site: SiteContext, instance: ReceivedInstance): Promise<InstanceClaim | IndexResult> {
   const value = normalizeReceivedInstance(instance);
   const id = randomUUID();
-  const { rows } = await tx.query<IndexInstanceRow>({
-    name: 'imaging-instance-index',
-    text: indexInstanceStatement,
-    values: indexInstanceValues(site, id, value),
+  const { rows } = await tx.query({
+    name: 'imaging-instance-claim',
+    text: claimInstanceStatement,
+    values: claimInstanceValues(site, id, value),
+  });
+  if (!rows[0]) return duplicateOf(tx, site, value);
+  return { outcome: 'claimed', complete: () => completeIndex(tx, site, id, value) };
+}
+
+/** Both steps at once, for callers with no file to place in between. */
+export async function indexInstance(tx: Transaction, site: SiteContext, instance: ReceivedInstance): Promise<IndexResult> {
+  const claim = await claimInstance(tx, site, instance);
+  return claim.outcome === 'claimed' ? claim.complete() : claim;
+}
+
+async function completeIndex(tx: Transaction, site: SiteContext, id: string, value: NormalizedInstance): Promise<IndexResult> {
+  const { rows } = await tx.query<StudyAndSeriesRow>({
+    name: 'imaging-study-series-upsert',
+    text: studyAndSeriesStatement,
+    values: studyAndSeriesValues(site, value),
   });
   const row = rows[0];
-  if (!row) return duplicateOf(tx, site, value);
+  if (!row) throw new Error(`study ${value.studyInstanceUid} could not be written`);
   // PS3.3 C.7.3.1: a series belongs to exactly one study. An instance claiming otherwise is
   // inconsistent, and indexing it would put its images under the wrong study; the caller's
   // transaction rolls back what the statement wrote.

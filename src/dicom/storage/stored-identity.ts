@@ -1,0 +1,63 @@
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { HeaderSniffer } from '../dataset/header-sniffer.ts';
+
+export interface StoredIdentity {
+  studyInstanceUid: string;
+  seriesInstanceUid: string;
+  sopInstanceUid: string;
+}
+
+const metaStart = 132; // PS3.10 7.1: 128-byte preamble, then "DICM"
+const metaReadLength = 4096;
+
+/**
+ * The study, series and SOP Instance UIDs of a Part-10 file this service wrote (its own File Meta
+ * header, then the dataset as received), for start-up recovery of a transfer caught by a crash
+ * between its link into place and its index commit. Undefined when the file does not read as one.
+ */
+export async function readStoredIdentity(path: string): Promise<StoredIdentity | undefined> {
+  const handle = await open(path, 'r');
+  let head: Buffer;
+  try {
+    head = Buffer.alloc(metaReadLength);
+    head = head.subarray(0, (await handle.read(head, 0, metaReadLength, 0)).bytesRead);
+  } finally {
+    await handle.close();
+  }
+  const meta = readFileMeta(head);
+  if (!meta) return undefined;
+  const sniffer = new HeaderSniffer(meta.transferSyntaxUid);
+  try {
+    for await (const chunk of createReadStream(path, { start: meta.datasetOffset })) await sniffer.push(chunk as Buffer);
+  } catch {
+    sniffer.dispose();
+    return undefined;
+  }
+  const { fields } = await sniffer.finish();
+  const { studyInstanceUid, seriesInstanceUid, sopInstanceUid } = fields;
+  if (!studyInstanceUid || !seriesInstanceUid || !sopInstanceUid || sopInstanceUid !== meta.sopInstanceUid) return undefined;
+  return { studyInstanceUid, seriesInstanceUid, sopInstanceUid };
+}
+
+/** The File Meta group (0002) in explicit VR little endian, led by its group length. */
+function readFileMeta(head: Buffer): { transferSyntaxUid: string; sopInstanceUid: string; datasetOffset: number } | undefined {
+  if (head.length < metaStart + 12 || head.toString('latin1', 128, 132) !== 'DICM') return undefined;
+  if (head.readUInt16LE(metaStart) !== 0x0002 || head.readUInt16LE(metaStart + 2) !== 0x0000) return undefined;
+  const datasetOffset = metaStart + 12 + head.readUInt32LE(metaStart + 8);
+  if (datasetOffset > head.length) return undefined;
+  const values = new Map<number, string>();
+  for (let offset = metaStart + 12; offset + 8 <= datasetOffset; ) {
+    const element = head.readUInt16LE(offset + 2);
+    const vr = head.toString('latin1', offset + 4, offset + 6);
+    const long = vr === 'OB' || vr === 'OW' || vr === 'UN' || vr === 'SQ' || vr === 'UT';
+    const length = long ? head.readUInt32LE(offset + 8) : head.readUInt16LE(offset + 6);
+    const start = offset + (long ? 12 : 8);
+    if (start + length > datasetOffset) return undefined;
+    values.set(element, head.toString('latin1', start, start + length).replace(/[\0 ]+$/, ''));
+    offset = start + length;
+  }
+  const transferSyntaxUid = values.get(0x0010);
+  const sopInstanceUid = values.get(0x0003);
+  return transferSyntaxUid && sopInstanceUid ? { transferSyntaxUid, sopInstanceUid, datasetOffset } : undefined;
+}
