@@ -9,8 +9,8 @@ import { sleep, waitUntil } from '../harness/timing.ts';
 import { checkNoOrphans } from '../verify/data-check.ts';
 
 /**
- * Issue 9 point 1, the narrowest window of all: a crash after the DICOM file has been moved into
- * its final place and before the index transaction commits. Random kills rarely land there, so it
+ * Issue 9 point 1, the narrowest window of all: a crash after the DICOM file has been linked to
+ * its final name and before the index transaction commits. Random kills rarely land there, so it
  * is opened on purpose: a deferred constraint trigger, added to this scenario's own database,
  * holds the COMMIT of the index rows; once the file is in place, the service is killed and its
  * database session terminated, exactly what a power cut does to both. Start-up recovery must then
@@ -19,7 +19,7 @@ import { checkNoOrphans } from '../verify/data-check.ts';
  */
 export const commitWindow: Scenario = {
   id: 'commit-window',
-  title: '1b. Crash between the DICOM file rename and the index commit',
+  title: '1b. Crash between the DICOM file link into place and the index commit',
   budgetMs: 4 * 60_000,
   async run(context, report) {
     const env = await createEnvironment(context, 'commit-window');
@@ -54,7 +54,7 @@ export const commitWindow: Scenario = {
       check(report, 'after start-up recovery no unindexed copy of the instance is left', left === undefined, left ? `stray file dicom/${site.id}/${left}` : 'none');
       await checkNoOrphans(report, env.sql, env.gateway.dataDir, 'commit window');
       report.tallies.push({ item: 'DICOM instance caught in the commit window', sent: 1, acknowledged: answer.outcomes[0]?.acknowledged ? 1 : 0, found: indexed.rows[0].n, lost: 0, duplicated: 0 });
-      if (left) report.notes.push(`Stray file: ${relative(env.gateway.dataDir, join(siteDir, left))}. src/dicom/services/c-store.ts moves the file into place inside the index transaction, before COMMIT; src/dicom/storage/layout.ts prepare() removes only dicom/tmp/*.part at start-up, so a crash in that window leaves a file no index row points to (a re-send of the same instance overwrites and indexes it; an instance never re-sent stays on disk unindexed).`);
+      if (left) report.notes.push(`Stray file: ${relative(env.gateway.dataDir, join(siteDir, left))}. src/dicom/services/c-store.ts links the file to its final name inside the index transaction, before COMMIT, and keeps its temporary name until after; src/dicom/storage/layout.ts prepare() must remove the final name of every temporary file that has one unless the index points there.`);
     } finally {
       await env.close();
     }

@@ -96,6 +96,7 @@ export async function startDicomListener(services: Services, options: DicomListe
         for (const connection of connections.keys()) connection.destroy();
         await Promise.all(connections.values());
         await stopped;
+        await layout.close();
         logger.info('DICOM listener stopped');
       })();
       return closing;

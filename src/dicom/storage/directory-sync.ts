@@ -1,5 +1,3 @@
-import { open } from 'node:fs/promises';
-
 /**
  * fsync of folders, shared between concurrent callers as PostgreSQL's group commit shares a WAL
  * flush: a folder fsync makes durable every entry change made in that folder before it started,
@@ -11,7 +9,7 @@ export class DirectorySync {
   readonly #folders = new Map<string, { running: Promise<void>; next: Promise<void> | undefined }>();
   readonly #fsync: (folder: string) => Promise<void>;
 
-  constructor(fsync: (folder: string) => Promise<void> = fsyncDirectory) {
+  constructor(fsync: (folder: string) => Promise<void>) {
     this.#fsync = fsync;
   }
 
@@ -34,14 +32,5 @@ export class DirectorySync {
         if (this.#folders.get(folder) === state) this.#folders.delete(folder);
       });
     return running;
-  }
-}
-
-export async function fsyncDirectory(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

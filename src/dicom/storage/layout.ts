@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { link, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { DirectorySync } from './directory-sync.ts';
+import { OpenDirectories } from './open-directories.ts';
 import { readStoredIdentity } from './stored-identity.ts';
 
 const maxDurableFolders = 10_000;
@@ -23,7 +24,8 @@ export class StorageLayout {
   readonly root: string;
   readonly tmpDir: string;
   readonly #dataDir: string;
-  readonly #sync = new DirectorySync();
+  readonly #directories = new OpenDirectories();
+  readonly #sync = new DirectorySync((folder) => this.#directories.fsync(folder));
   /** Folders whose own entry, and every ancestor's, is known to be durable. */
   readonly #durableFolders = new Set<string>();
   /** Temporary names kept after a commit of unknown outcome, by target, until a commit there settles it. */
@@ -94,6 +96,11 @@ export class StorageLayout {
     return removed;
   }
 
+  /** Closes the folder descriptors kept for fsyncs (the listener has stopped storing). */
+  close(): Promise<void> {
+    return this.#directories.forgetAll();
+  }
+
   /** Where a new transfer for a site is written. */
   temporaryPath(siteId: string): string {
     if (!/^[0-9a-f-]{36}$/.test(siteId)) throw new Error('not a site id');
@@ -156,6 +163,7 @@ export class StorageLayout {
       // A folder removed behind our back: nothing cached about folders can be trusted any more.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.#durableFolders.clear();
+      await this.#directories.forgetAll();
       await this.#ensureFolder(folder);
       await link(tempPath, target);
     }
