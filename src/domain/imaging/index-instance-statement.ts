@@ -11,11 +11,17 @@ import type { NormalizedInstance } from './received-instance.ts';
  * keys are deferred to commit (migration 0303), so the study and series rows may come later. No
  * row when the site already has the UID: a duplicate writes nothing.
  *
- * studyAndSeriesStatement then upserts the study, then the series (each step selects from the
- * previous one, so concurrent stores of one study lock its study row, then its series row, always
- * in that order). Every instance updates its study row (last received, modalities), so concurrent
- * stores of one study queue on that row until each commits: the C-STORE handler runs this
- * statement after the file is durable, right before COMMIT, and the queue is only as long as that.
+ * The study and series rows follow. Every instance used to update its study row (last received,
+ * modalities), so concurrent stores of one study queued on that row lock until each committed:
+ * four associations sending one series stored about half what they store now. So
+ * studyAndSeriesChangesStatement writes only what an instance changes: a new study or series,
+ * an attribute still empty, a modality not yet listed, or a last-received time more than a second
+ * old (the worklist's "last received" is to the second). An instance that changes nothing reads the
+ * rows and locks nothing. When a row is not there to read (a concurrent first instance of the
+ * study committed while the statement ran, after its snapshot), the handler falls back to
+ * studyAndSeriesStatement, which upserts both rows and always returns them; concurrent stores of
+ * one study lock its study row, then its series row, always in that order (each step selects
+ * from the previous one).
  *
  * Study-level attributes come from the first instance; later instances only fill what is still
  * empty, so a study's identity never drifts between instances. Modalities accumulate. It returns
@@ -30,14 +36,15 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 ON CONFLICT (site_id, sop_instance_uid) DO NOTHING
 RETURNING id`;
 
-export const studyAndSeriesStatement = `
-WITH study AS (
-  INSERT INTO imaging_study AS s (site_id, study_instance_uid, dicom_patient_id, patient_name, patient_birth_date,
-    patient_sex, study_date, study_time, accession_number, study_description, modalities)
-  VALUES ($1, $2, $3::text, $4::text, $5::date, $6::text, $7::date, $8::time, $9::text, $10::text,
-    CASE WHEN $11::text IS NULL THEN '{}'::text[] ELSE ARRAY[$11::text] END)
-  ON CONFLICT (site_id, study_instance_uid) DO UPDATE SET
-    dicom_patient_id = COALESCE(s.dicom_patient_id, EXCLUDED.dicom_patient_id),
+/** A row changes only when the instance brings something it lacks, or it is a second old. */
+const studyChanges = `(s.dicom_patient_id IS NULL AND $3::text IS NOT NULL) OR (s.patient_name IS NULL AND $4::text IS NOT NULL)
+    OR (s.patient_birth_date IS NULL AND $5::date IS NOT NULL) OR (s.patient_sex IS NULL AND $6::text IS NOT NULL)
+    OR (s.study_date IS NULL AND $7::date IS NOT NULL) OR (s.study_time IS NULL AND $8::time IS NOT NULL)
+    OR (s.accession_number IS NULL AND $9::text IS NOT NULL) OR (s.study_description IS NULL AND $10::text IS NOT NULL)
+    OR ($11::text IS NOT NULL AND NOT $11::text = ANY (s.modalities))
+    OR s.last_received_at < now() - interval '1 second'`;
+
+const studyUpdates = `dicom_patient_id = COALESCE(s.dicom_patient_id, EXCLUDED.dicom_patient_id),
     patient_name = COALESCE(s.patient_name, EXCLUDED.patient_name),
     patient_birth_date = COALESCE(s.patient_birth_date, EXCLUDED.patient_birth_date),
     patient_sex = COALESCE(s.patient_sex, EXCLUDED.patient_sex),
@@ -48,17 +55,70 @@ WITH study AS (
     modalities = CASE WHEN $11::text IS NULL OR $11::text = ANY (s.modalities) THEN s.modalities
                       ELSE array_append(s.modalities, $11::text) END,
     last_received_at = now(),
-    updated_at = now()
+    updated_at = now()`;
+
+const seriesChanges = `(s.modality IS NULL AND $11::text IS NOT NULL) OR (s.series_number IS NULL AND $13::integer IS NOT NULL)
+    OR (s.series_description IS NULL AND $14::text IS NOT NULL)`;
+
+const seriesUpdates = `modality = COALESCE(s.modality, EXCLUDED.modality),
+    series_number = COALESCE(s.series_number, EXCLUDED.series_number),
+    series_description = COALESCE(s.series_description, EXCLUDED.series_description)`;
+
+const newStudy = `INSERT INTO imaging_study AS s (site_id, study_instance_uid, dicom_patient_id, patient_name, patient_birth_date,
+    patient_sex, study_date, study_time, accession_number, study_description, modalities)
+  VALUES ($1, $2, $3::text, $4::text, $5::date, $6::text, $7::date, $8::time, $9::text, $10::text,
+    CASE WHEN $11::text IS NULL THEN '{}'::text[] ELSE ARRAY[$11::text] END)`;
+
+const newSeries = `INSERT INTO imaging_series AS s (site_id, series_instance_uid, study_instance_uid, modality, series_number, series_description)
+  VALUES ($1, $12, $2, $11::text, $13::integer, $14::text)`;
+
+export const studyAndSeriesChangesStatement = `
+WITH study_inserted AS (
+  ${newStudy}
+  ON CONFLICT (site_id, study_instance_uid) DO NOTHING
+  RETURNING patient_id, dicom_patient_id
+), study_updated AS (
+  UPDATE imaging_study AS s SET ${studyUpdates.replaceAll('EXCLUDED.', 'incoming.')}
+  FROM (SELECT $3::text AS dicom_patient_id, $4::text AS patient_name, $5::date AS patient_birth_date, $6::text AS patient_sex,
+               $7::date AS study_date, $8::time AS study_time, $9::text AS accession_number, $10::text AS study_description) AS incoming
+  WHERE s.site_id = $1 AND s.study_instance_uid = $2 AND NOT EXISTS (SELECT FROM study_inserted)
+    AND (${studyChanges})
+  RETURNING s.patient_id, s.dicom_patient_id
+), study AS (
+  SELECT * FROM study_inserted
+  UNION ALL SELECT * FROM study_updated
+  UNION ALL SELECT patient_id, dicom_patient_id FROM imaging_study
+    WHERE site_id = $1 AND study_instance_uid = $2 AND NOT EXISTS (SELECT FROM study_inserted) AND NOT EXISTS (SELECT FROM study_updated)
+), series_inserted AS (
+  ${newSeries}
+  ON CONFLICT (site_id, series_instance_uid) DO NOTHING
+  RETURNING study_instance_uid
+), series_updated AS (
+  UPDATE imaging_series AS s SET ${seriesUpdates.replaceAll('EXCLUDED.', 'incoming.')}
+  FROM (SELECT $11::text AS modality, $13::integer AS series_number, $14::text AS series_description) AS incoming
+  WHERE s.site_id = $1 AND s.series_instance_uid = $12 AND NOT EXISTS (SELECT FROM series_inserted)
+    AND (${seriesChanges})
+  RETURNING s.study_instance_uid
+), series AS (
+  SELECT * FROM series_inserted
+  UNION ALL SELECT * FROM series_updated
+  UNION ALL SELECT study_instance_uid FROM imaging_series
+    WHERE site_id = $1 AND series_instance_uid = $12 AND NOT EXISTS (SELECT FROM series_inserted) AND NOT EXISTS (SELECT FROM series_updated)
+)
+SELECT study.patient_id, study.dicom_patient_id, series.study_instance_uid AS series_study_instance_uid
+FROM study CROSS JOIN series`;
+
+export const studyAndSeriesStatement = `
+WITH study AS (
+  ${newStudy}
+  ON CONFLICT (site_id, study_instance_uid) DO UPDATE SET ${studyUpdates}
   WHERE s.site_id = $1
   RETURNING site_id, patient_id, dicom_patient_id
 ), series AS (
   INSERT INTO imaging_series AS s (site_id, series_instance_uid, study_instance_uid, modality, series_number, series_description)
   SELECT study.site_id, $12, $2, $11::text, $13::integer, $14::text
   FROM study
-  ON CONFLICT (site_id, series_instance_uid) DO UPDATE SET
-    modality = COALESCE(s.modality, EXCLUDED.modality),
-    series_number = COALESCE(s.series_number, EXCLUDED.series_number),
-    series_description = COALESCE(s.series_description, EXCLUDED.series_description)
+  ON CONFLICT (site_id, series_instance_uid) DO UPDATE SET ${seriesUpdates}
   WHERE s.site_id = $1
   RETURNING study_instance_uid
 )

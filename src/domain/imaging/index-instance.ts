@@ -18,6 +18,7 @@ import { cleanText } from './dicom-values.ts';
 import {
   claimInstanceStatement,
   claimInstanceValues,
+  studyAndSeriesChangesStatement,
   studyAndSeriesStatement,
   studyAndSeriesValues,
   type StudyAndSeriesRow,
@@ -92,12 +93,11 @@ export async function indexInstance(tx: Transaction, site: SiteContext, instance
 }
 
 async function completeIndex(tx: Transaction, site: SiteContext, id: string, value: NormalizedInstance): Promise<IndexResult> {
-  const { rows } = await tx.query<StudyAndSeriesRow>({
-    name: 'imaging-study-series-upsert',
-    text: studyAndSeriesStatement,
-    values: studyAndSeriesValues(site, value),
-  });
-  const row = rows[0];
+  const values = studyAndSeriesValues(site, value);
+  const changed = await tx.query<StudyAndSeriesRow>({ name: 'imaging-study-series-changes', text: studyAndSeriesChangesStatement, values });
+  // No row: a concurrent first instance's study or series committed after this statement's
+  // snapshot. The upsert waits for it and returns the row.
+  const row = changed.rows[0] ?? (await tx.query<StudyAndSeriesRow>({ name: 'imaging-study-series-upsert', text: studyAndSeriesStatement, values })).rows[0];
   if (!row) throw new Error(`study ${value.studyInstanceUid} could not be written`);
   // PS3.3 C.7.3.1: a series belongs to exactly one study. An instance claiming otherwise is
   // inconsistent, and indexing it would put its images under the wrong study; the caller's

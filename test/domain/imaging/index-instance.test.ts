@@ -210,3 +210,37 @@ test('the same UIDs in two sites are two independent instances', async () => {
   assert.equal(await findInstance(db.database, c, instance.sopInstanceUid), undefined);
   assert.equal(await getStudy(db.database, c, instance.studyInstanceUid), undefined);
 });
+
+test('an instance that brings nothing new to its study locks nothing; one with a new modality, or a second later, updates the study', async () => {
+  const site = await createTestSite(db.database);
+  const first = receivedInstance();
+  await db.database.transaction((tx) => indexInstance(tx, site, first));
+  const same = { studyInstanceUid: first.studyInstanceUid, seriesInstanceUid: first.seriesInstanceUid };
+  // Received "just now" for the next minute, however slow the machine running this test.
+  await db.database.query("UPDATE imaging_study SET last_received_at = now() + interval '1 minute' WHERE site_id = $1", [site.siteId]);
+  // Another session holds the study's and the series' rows as an UPDATE does (a concurrent store's).
+  const holder = await db.database.pool.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM imaging_study WHERE site_id = $1 AND study_instance_uid = $2 FOR NO KEY UPDATE', [site.siteId, first.studyInstanceUid]);
+    await holder.query('SELECT 1 FROM imaging_series WHERE site_id = $1 AND series_instance_uid = $2 FOR NO KEY UPDATE', [site.siteId, first.seriesInstanceUid]);
+    const indexWithin = (instance: ReturnType<typeof receivedInstance>) =>
+      db.database.transaction(async (tx) => {
+        await tx.query("SET LOCAL lock_timeout = '300ms'");
+        return indexInstance(tx, site, instance);
+      });
+    const quiet = await indexWithin(receivedInstance(same));
+    assert.equal(quiet.outcome, 'stored', 'nothing to change: the held rows are not waited for');
+    await assert.rejects(indexWithin(receivedInstance({ ...same, modality: 'CT' })), /lock timeout/, 'a new modality updates the study row');
+  } finally {
+    await holder.query('ROLLBACK');
+    holder.release();
+  }
+  await db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ ...same, modality: 'CT' })));
+  await db.database.query("UPDATE imaging_study SET last_received_at = now() - interval '5 seconds' WHERE site_id = $1", [site.siteId]);
+  const before = (await getStudy(db.database, site, first.studyInstanceUid))!;
+  assert.deepEqual([...before.modalities].sort(), ['CT', 'MR']);
+  await db.database.transaction((tx) => indexInstance(tx, site, receivedInstance(same)));
+  const after = (await getStudy(db.database, site, first.studyInstanceUid))!;
+  assert.ok(after.lastReceivedAt.getTime() > before.lastReceivedAt.getTime() + 4000, 'last received moves on once it is a second old');
+});
