@@ -16,9 +16,6 @@ import { IncomingFile } from '../storage/incoming-file.ts';
 import { storeFailure } from './failure-status.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
 
-/** Stores between their claim and the end of their index work, by site and study. */
-const storesInFlight = new Map<string, number>();
-
 /** Receives one dataset; `finish` answers the request, `abandon` cleans up after an abort. */
 export interface DatasetReceiver {
   write(fragment: Buffer): Promise<void>;
@@ -117,29 +114,21 @@ async function finishStore(
       // a commit that never happened, or a store of the same UID that failed.
       const link = (await placed) ?? (await layout.replaceUnindexed(completed.tempPath, storagePath));
       placedAt = storagePath;
-      const study = `${site.siteId}/${studyUid}`;
-      storesInFlight.set(study, (storesInFlight.get(study) ?? 0) + 1);
       try {
-        // Completing the index locks the study's row, which every instance of the study updates,
-        // until COMMIT. With other stores of the study in flight it comes last, once the file is
-        // durable, so they queue only for that statement and the commit; alone, it overlaps the
-        // fsyncs.
-        const completing = storesInFlight.get(study) === 1 ? claim.complete() : undefined;
-        completing?.catch(() => {}); // awaited below, after the fsyncs' outcome
+        // The study and series rows are written while the fsyncs run: they are locked only when
+        // this instance changes them, which few instances of a study do.
+        const completing = claim.complete();
+        completing.catch(() => {}); // awaited below, after the fsyncs' outcome
         for (const step of await Promise.allSettled([completed.durable, link.durable])) {
           if (step.status === 'rejected') throw step.reason;
         }
-        return await (completing ?? claim.complete());
+        return await completing;
       } catch (error) {
         // Taken back while this transaction still holds the SOP Instance UID: once it rolls
         // back, a store of the same UID waiting on it may link its own file to this very name.
         await layout.takeBack(completed.tempPath, storagePath);
         placedAt = undefined;
         throw error;
-      } finally {
-        const left = storesInFlight.get(study)! - 1;
-        if (left === 0) storesInFlight.delete(study);
-        else storesInFlight.set(study, left);
       }
     });
     committed = true;
