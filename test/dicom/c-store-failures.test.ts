@@ -228,6 +228,32 @@ test('a file left at an instance\'s final name with no index row is replaced whe
   assert.deepEqual(datasetOf(await readFile(leftover)), ctDataset, 'the indexed file holds the instance');
 });
 
+test('a deadlock while indexing is retried, and the retried transaction links the file again', async () => {
+  const site = await createTestSite(harness.db.database);
+  // The first write of the study fails as a deadlock victim would (SQLSTATE 40P01), once: a
+  // sequence counts the attempts, since the rollback undoes everything else.
+  await harness.db.database.query(`
+    CREATE SEQUENCE deadlock_once;
+    CREATE FUNCTION deadlock_once() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.site_id = '${site.siteId}' AND nextval('deadlock_once') = 1 THEN
+        RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01';
+      END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER deadlock_once AFTER INSERT ON imaging_study FOR EACH ROW EXECUTE FUNCTION deadlock_once();`);
+  try {
+    const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
+    assert.equal(await store(peer, cStoreRequest(1, ctClass, ctInstance), ctDataset), 0x0000);
+    peer.destroy();
+    const { rows } = await harness.db.database.query<{ storage_path: string }>('SELECT storage_path FROM imaging_instance WHERE site_id = $1', [site.siteId]);
+    assert.equal((await harness.db.database.query('SELECT last_value::int AS n FROM deadlock_once')).rows[0].n, 2, 'one deadlock, one retry');
+    assert.deepEqual(datasetOf(await readFile(join(harness.dataDir, rows[0]!.storage_path))), ctDataset, 'the indexed file is in place');
+  } finally {
+    await harness.db.database.query('DROP TRIGGER deadlock_once ON imaging_study; DROP FUNCTION deadlock_once(); DROP SEQUENCE deadlock_once');
+  }
+});
+
 test('a full disk gives 0xA700 (retry later) and leaves no partial file', async (t) => {
   // A 32 KiB tmpfs as the data directory: CT_small (39 KB) cannot fit. Mounting needs root.
   const mountPoint = await mkdtemp(join(tmpdir(), 'cg-dicom-full-'));

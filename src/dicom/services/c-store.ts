@@ -104,7 +104,7 @@ async function finishStore(
     // The file is linked to its final name while the SOP Instance UID is claimed: a link never
     // replaces a file, so a stored instance's file is safe whatever the claim finds, and a crash
     // before the commit leaves the temporary name (durable before the link) for start-up recovery.
-    const placed = completed.named.then(() => layout.placeFile(completed.tempPath, storagePath));
+    let placed = completed.named.then(() => layout.placeFile(completed.tempPath, storagePath));
     placed.catch(() => {}); // awaited below when it matters; never an unhandled rejection
     placing = { tempPath: completed.tempPath, target: storagePath, outcome: placed };
     const result = await association.database.transaction(async (tx) => {
@@ -128,6 +128,7 @@ async function finishStore(
         // back, a store of the same UID waiting on it may link its own file to this very name.
         await layout.takeBack(completed.tempPath, storagePath);
         placedAt = undefined;
+        placed = Promise.resolve(undefined); // a retried transaction (deadlock) links again
         throw error;
       }
     });
@@ -153,7 +154,7 @@ async function finishStore(
     logger.warn({ sopInstanceUid }, 'instance already stored with different bytes: refused');
     return { status: status.duplicateSopInstance, errorComment: 'SOP Instance already stored with different content' };
   } catch (error) {
-    // placedAt is only set while the transaction's work has returned, so this failure came from
+    // placedAt stays set only once the transaction's work has returned, so this failure came from
     // its COMMIT. Lost with the connection, a COMMIT may still have been applied: the file then
     // keeps both names, and start-up recovery removes the final one unless indexed. A retry of the
     // instance (the answer is "retry later") finds it stored, or links its own copy in its place;
