@@ -16,11 +16,11 @@ import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
 import { cleanText } from './dicom-values.ts';
 import {
-  claimInstanceStatement,
-  claimInstanceValues,
-  studyAndSeriesChangesStatement,
+  claimAndIndexStatement,
+  claimAndIndexValues,
   studyAndSeriesStatement,
   studyAndSeriesValues,
+  type ClaimAndIndexRow,
   type StudyAndSeriesRow,
 } from './index-instance-statement.ts';
 import { normalizeReceivedInstance, type NormalizedInstance, type ReceivedInstance } from './received-instance.ts';
@@ -63,27 +63,31 @@ const instanceColumns = `id, sop_instance_uid, sop_class_uid, transfer_syntax_ui
   series_instance_uid, instance_number, storage_path, size_bytes, sha256, calling_ae_title,
   remote_address, received_at`;
 
-/** A SOP Instance UID claimed by this transaction; `complete` writes its study and series rows. */
+/** A SOP Instance UID claimed by this transaction; `complete` finishes its index. */
 export interface InstanceClaim {
   outcome: 'claimed';
   complete(): Promise<IndexResult>;
 }
 
 /**
- * Claims the SOP Instance UID for this transaction (the instance row, nothing else locked), or
- * answers the duplicate it is. A claim must be completed before the transaction commits: the
- * instance row's deferred foreign keys need its study and series rows.
+ * Claims the SOP Instance UID for this transaction and writes what the instance changes in its
+ * study and series rows (one statement), or answers the duplicate it is. A claim must be
+ * completed before the transaction commits: `complete` checks the series' study, links the
+ * study's patient, and writes the study and series rows when a concurrent first instance kept
+ * the statement from reading them.
  */
 export async function claimInstance(tx: Transaction, site: SiteContext, instance: ReceivedInstance): Promise<InstanceClaim | IndexResult> {
   const value = normalizeReceivedInstance(instance);
   const id = randomUUID();
-  const { rows } = await tx.query({
-    name: 'imaging-instance-claim',
-    text: claimInstanceStatement,
-    values: claimInstanceValues(site, id, value),
+  const { rows } = await tx.query<ClaimAndIndexRow>({
+    name: 'imaging-instance-claim-and-index',
+    text: claimAndIndexStatement,
+    values: claimAndIndexValues(site, id, value),
   });
-  if (!rows[0]) return duplicateOf(tx, site, value);
-  return { outcome: 'claimed', complete: () => completeIndex(tx, site, id, value) };
+  const row = rows[0]!;
+  if (!row.claimed) return duplicateOf(tx, site, value);
+  const read = row.studies === 1 && row.series_study_instance_uid ? (row as StudyAndSeriesRow) : undefined;
+  return { outcome: 'claimed', complete: () => completeIndex(tx, site, id, value, read) };
 }
 
 /** Both steps at once, for callers with no file to place in between. */
@@ -92,12 +96,12 @@ export async function indexInstance(tx: Transaction, site: SiteContext, instance
   return claim.outcome === 'claimed' ? claim.complete() : claim;
 }
 
-async function completeIndex(tx: Transaction, site: SiteContext, id: string, value: NormalizedInstance): Promise<IndexResult> {
-  const values = studyAndSeriesValues(site, value);
-  const changed = await tx.query<StudyAndSeriesRow>({ name: 'imaging-study-series-changes', text: studyAndSeriesChangesStatement, values });
-  // No row: a concurrent first instance's study or series committed after this statement's
-  // snapshot. The upsert waits for it and returns the row.
-  const row = changed.rows[0] ?? (await tx.query<StudyAndSeriesRow>({ name: 'imaging-study-series-upsert', text: studyAndSeriesStatement, values })).rows[0];
+async function completeIndex(tx: Transaction, site: SiteContext, id: string, value: NormalizedInstance, read: StudyAndSeriesRow | undefined): Promise<IndexResult> {
+  // Nothing read: a concurrent first instance's study or series committed after the claim's
+  // snapshot. The upsert waits for it and returns the rows.
+  const row =
+    read ??
+    (await tx.query<StudyAndSeriesRow>({ name: 'imaging-study-series-upsert', text: studyAndSeriesStatement, values: studyAndSeriesValues(site, value) })).rows[0];
   if (!row) throw new Error(`study ${value.studyInstanceUid} could not be written`);
   // PS3.3 C.7.3.1: a series belongs to exactly one study. An instance claiming otherwise is
   // inconsistent, and indexing it would put its images under the wrong study; the caller's

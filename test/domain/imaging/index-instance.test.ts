@@ -244,3 +244,36 @@ test('an instance that brings nothing new to its study locks nothing; one with a
   const after = (await getStudy(db.database, site, first.studyInstanceUid))!;
   assert.ok(after.lastReceivedAt.getTime() > before.lastReceivedAt.getTime() + 4000, 'last received moves on once it is a second old');
 });
+
+test('an instance whose study is created by a transaction committing under it still finds the study', async () => {
+  const site = await createTestSite(db.database);
+  const same = { studyInstanceUid: uid(), seriesInstanceUid: uid() };
+  let commitFirst!: () => void;
+  const held = new Promise<void>((resolve) => (commitFirst = resolve));
+  let firstIndexed!: () => void;
+  const indexedFirst = new Promise<void>((resolve) => (firstIndexed = resolve));
+  // The first instance of the study, its transaction held open once its rows are written.
+  const first = db.database.transaction(async (tx) => {
+    const result = await indexInstance(tx, site, receivedInstance(same));
+    firstIndexed();
+    await held;
+    return result;
+  });
+  try {
+    await indexedFirst;
+    // The second waits on the first's uncommitted study row, having read the tables before that commit.
+    const second = db.database.transaction((tx) => indexInstance(tx, site, receivedInstance(same)));
+    for (let attempt = 0; ; attempt++) {
+      const { rows } = await db.database.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+      if (rows[0].n > 0) break;
+      assert.ok(attempt < 400, 'the second instance never waited for the first');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    commitFirst();
+    assert.equal((await second).outcome, 'stored');
+  } finally {
+    commitFirst();
+  }
+  assert.equal((await first).outcome, 'stored');
+  assert.equal((await getStudy(db.database, site, same.studyInstanceUid))?.instanceCount, 2);
+});
