@@ -48,9 +48,9 @@ export function renderMarkdown(results: BenchResults, findings: Record<string, s
       `Every figure is the median of ${results.runs} run(s), with min–max in parentheses; the gateway and its baseline ran in turn in the same run. Total bench time ${Math.round(results.durationSeconds)} s.`,
     '',
   );
-  const merged = results.settings.mergedFrom as { date: string; scenarios: string[] }[] | undefined;
+  const merged = results.settings.mergedFrom as { date: string; commit?: string; scenarios: string[] }[] | undefined;
   if (merged) {
-    lines.push(`Measured in ${merged.length} invocations, each with its own baselines: ${merged.map((part) => `${part.scenarios.join(', ')} at ${part.date}`).join('; ')}.`, '');
+    lines.push(`Measured in ${merged.length} invocations, each with its own baselines: ${merged.map((part) => `${part.scenarios.join(', ')} at ${part.date}${part.commit ? ` on commit \`${part.commit}\`` : ''}`).join('; ')}.`, '');
   }
   lines.push(`Data set: ${Object.entries(results.dataset).map(([key, value]) => `${key} ${typeof value === 'number' ? value.toLocaleString('en-US') : String(value)}`).join(', ')}.`, '');
   lines.push('## Targets', '', '| Target | Value | Baseline | Ratio | Wanted | Met |', '|---|---|---|---|---|---|');
