@@ -69,9 +69,11 @@ async function finishStore(
   sopInstanceUid: string,
 ): Promise<DimseResult> {
   const { layout, logger, site } = association;
-  let placedAt: string | undefined;
-  /** The final name this transfer is being linked to, once it has one, and the link's outcome. */
-  let placing: { tempPath: string; target: string; outcome: Promise<unknown> } | undefined;
+  /** The final name this transfer is linked to, once known, and the link's outcome. */
+  let storagePath: string | undefined;
+  let placed: Promise<{ durable: Promise<void> } | undefined> | undefined;
+  /** Set while the transaction's work has returned with the file linked: only COMMIT is left. */
+  let linked = false;
   let committed = false;
   try {
     const completed = await file.complete();
@@ -87,7 +89,8 @@ async function finishStore(
     if (!isLenientDicomUid(studyUid) || !isLenientDicomUid(seriesUid)) {
       return reject(status.cannotUnderstand, 'Study or Series Instance UID missing or invalid');
     }
-    const storagePath = layout.instancePath(site.siteId, studyUid, seriesUid, sopInstanceUid);
+    const target = layout.instancePath(site.siteId, studyUid, seriesUid, sopInstanceUid);
+    storagePath = target;
     const instance: ReceivedInstance = {
       ...fields,
       sopInstanceUid,
@@ -95,7 +98,7 @@ async function finishStore(
       studyInstanceUid: studyUid,
       seriesInstanceUid: seriesUid,
       transferSyntaxUid: context.transferSyntax,
-      storagePath,
+      storagePath: target,
       sizeBytes: completed.sizeBytes,
       sha256: completed.sha256,
       callingAeTitle: association.callingAeTitle,
@@ -104,16 +107,15 @@ async function finishStore(
     // The file is linked to its final name while the SOP Instance UID is claimed: a link never
     // replaces a file, so a stored instance's file is safe whatever the claim finds, and a crash
     // before the commit leaves the temporary name (durable before the link) for start-up recovery.
-    let placed = completed.named.then(() => layout.placeFile(completed.tempPath, storagePath));
+    placed = completed.named.then(() => layout.placeFile(file.tempPath, target));
     placed.catch(() => {}); // awaited below when it matters; never an unhandled rejection
-    placing = { tempPath: completed.tempPath, target: storagePath, outcome: placed };
     const result = await association.database.transaction(async (tx) => {
+      linked = false; // a retried transaction (deadlock) starts over
       const claim = await claimInstance(tx, site, instance);
       if (claim.outcome !== 'claimed') return claim;
       // A file already at the final name while this transaction holds the UID is not indexed:
       // a commit that never happened, or a store of the same UID that failed.
-      const link = (await placed) ?? (await layout.replaceUnindexed(completed.tempPath, storagePath));
-      placedAt = storagePath;
+      const link = (await placed) ?? (await layout.replaceUnindexed(file.tempPath, target));
       try {
         // The study and series rows are written while the fsyncs run: they are locked only when
         // this instance changes them, which few instances of a study do.
@@ -122,29 +124,30 @@ async function finishStore(
         for (const step of await Promise.allSettled([completed.durable, link.durable])) {
           if (step.status === 'rejected') throw step.reason;
         }
-        return await completing;
+        const indexed = await completing;
+        linked = true;
+        return indexed;
       } catch (error) {
         // Taken back while this transaction still holds the SOP Instance UID: once it rolls
         // back, a store of the same UID waiting on it may link its own file to this very name.
-        await layout.takeBack(completed.tempPath, storagePath);
-        placedAt = undefined;
+        await layout.takeBack(file.tempPath, target);
         placed = Promise.resolve(undefined); // a retried transaction (deadlock) links again
         throw error;
       }
     });
     committed = true;
-    await layout.settle(storagePath);
+    await layout.settle(target);
     for (const warning of result.warnings) logger.warn({ sopInstanceUid }, warning);
     if (result.outcome === 'stored') {
       // The temporary name is no longer needed; left behind by a crash, recovery finds it indexed.
-      void layout.release(completed.tempPath);
+      void layout.release(file.tempPath);
       logger.debug({ sopInstanceUid, studyInstanceUid: studyUid, bytes: completed.sizeBytes }, 'instance stored');
       return { status: status.success };
     }
     // A duplicate: the kept instance's file stays as it is. This transfer's file, if it got a
     // final name, has one the index does not use (the duplicate is indexed under another study
     // or series, or the name would have been taken).
-    await placed.then((link) => (link ? layout.takeBack(completed.tempPath, storagePath) : undefined)).catch(() => {});
+    await placed.then((link) => (link ? layout.takeBack(file.tempPath, target) : undefined)).catch(() => {});
     await file.discard();
     if (result.outcome === 'duplicate-identical') {
       logger.debug({ sopInstanceUid }, 'instance already stored with identical bytes');
@@ -154,19 +157,18 @@ async function finishStore(
     logger.warn({ sopInstanceUid }, 'instance already stored with different bytes: refused');
     return { status: status.duplicateSopInstance, errorComment: 'SOP Instance already stored with different content' };
   } catch (error) {
-    // placedAt stays set only once the transaction's work has returned, so this failure came from
-    // its COMMIT. Lost with the connection, a COMMIT may still have been applied: the file then
+    // With `linked` set, this failure came from the COMMIT. Lost with the connection, a COMMIT may still have been applied: the file then
     // keeps both names, and start-up recovery removes the final one unless indexed. A retry of the
     // instance (the answer is "retry later") finds it stored, or links its own copy in its place;
     // either commit settles the kept temporary name.
-    const commitUnknown = !committed && placedAt !== undefined && isTransientDatabaseError(error);
+    const commitUnknown = !committed && linked && isTransientDatabaseError(error);
     if (commitUnknown) {
-      layout.keepUndecided(placing!.target, placing!.tempPath);
+      layout.keepUndecided(storagePath!, file.tempPath);
     } else {
-      if (!committed && placing) {
+      if (!committed && storagePath !== undefined && placed) {
         // Any final name this transfer got: linked while the claim failed, or a COMMIT refused.
-        await placing.outcome.catch(() => {});
-        await layout.takeBack(placing.tempPath, placing.target).catch(() => {});
+        await placed.catch(() => {});
+        await layout.takeBack(file.tempPath, storagePath).catch(() => {});
       }
       await file.discard();
     }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { link, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { DirectorySync } from './directory-sync.ts';
 import { OpenDirectories } from './open-directories.ts';
@@ -72,7 +73,7 @@ export class StorageLayout {
       if (!identity) return 0; // linked, but not readable as an instance: kept for an operator
       const target = this.instancePath(siteId, identity.studyInstanceUid, identity.seriesInstanceUid, identity.sopInstanceUid);
       const placed = await stat(this.absolute(target)).catch(() => undefined);
-      const unindexed = placed !== undefined && placed.ino === file.ino && placed.dev === file.dev && !(await isIndexed(target));
+      const unindexed = sameFile(placed, file) && !(await isIndexed(target));
       if (unindexed) await unlink(this.absolute(target));
       await unlink(path).catch(() => {});
       return unindexed ? 1 : 0;
@@ -144,7 +145,7 @@ export class StorageLayout {
   takeBack(tempPath: string, relativePath: string): Promise<void> {
     return this.#changePath(relativePath, async () => {
       const [temp, placed] = await Promise.all([stat(tempPath).catch(() => undefined), stat(this.absolute(relativePath)).catch(() => undefined)]);
-      if (temp && placed && temp.ino === placed.ino && temp.dev === placed.dev) await unlink(this.absolute(relativePath));
+      if (sameFile(temp, placed)) await unlink(this.absolute(relativePath));
     });
   }
 
@@ -254,4 +255,9 @@ export class StorageLayout {
     this.#durableFolders.add(folder);
     for (const path of parents) this.#durableFolders.add(path);
   }
+}
+
+/** Two names of one file (hard links): the same inode on the same device. */
+function sameFile(a: Stats | undefined, b: Stats | undefined): boolean {
+  return a !== undefined && b !== undefined && a.ino === b.ino && a.dev === b.dev;
 }

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { DatasetWalker } from '../dataset/dataset-walker.ts';
 import { HeaderSniffer } from '../dataset/header-sniffer.ts';
 
 export interface StoredIdentity {
@@ -40,24 +41,22 @@ export async function readStoredIdentity(path: string): Promise<StoredIdentity |
   return { studyInstanceUid, seriesInstanceUid, sopInstanceUid };
 }
 
+const transferSyntaxTag = 0x00020010;
+const mediaStorageSopInstanceTag = 0x00020003;
+const metaTags: ReadonlySet<number> = new Set([transferSyntaxTag, mediaStorageSopInstanceTag]);
+
 /** The File Meta group (0002) in explicit VR little endian, led by its group length. */
 function readFileMeta(head: Buffer): { transferSyntaxUid: string; sopInstanceUid: string; datasetOffset: number } | undefined {
   if (head.length < metaStart + 12 || head.toString('latin1', 128, 132) !== 'DICM') return undefined;
   if (head.readUInt16LE(metaStart) !== 0x0002 || head.readUInt16LE(metaStart + 2) !== 0x0000) return undefined;
   const datasetOffset = metaStart + 12 + head.readUInt32LE(metaStart + 8);
   if (datasetOffset > head.length) return undefined;
-  const values = new Map<number, string>();
-  for (let offset = metaStart + 12; offset + 8 <= datasetOffset; ) {
-    const element = head.readUInt16LE(offset + 2);
-    const vr = head.toString('latin1', offset + 4, offset + 6);
-    const long = vr === 'OB' || vr === 'OW' || vr === 'UN' || vr === 'SQ' || vr === 'UT';
-    const length = long ? head.readUInt32LE(offset + 8) : head.readUInt16LE(offset + 6);
-    const start = offset + (long ? 12 : 8);
-    if (start + length > datasetOffset) return undefined;
-    values.set(element, head.toString('latin1', start, start + length).replace(/[\0 ]+$/, ''));
-    offset = start + length;
-  }
-  const transferSyntaxUid = values.get(0x0010);
-  const sopInstanceUid = values.get(0x0003);
+  const walker = new DatasetWalker({ syntax: 'explicit-little', wanted: metaTags, maxValueLength: 128 });
+  walker.push(head.subarray(metaStart + 12, datasetOffset));
+  walker.end();
+  if (walker.error) return undefined;
+  const text = (tag: number) => walker.values.get(tag)?.toString('latin1').replace(/[\0 ]+$/, '');
+  const transferSyntaxUid = text(transferSyntaxTag);
+  const sopInstanceUid = text(mediaStorageSopInstanceTag);
   return transferSyntaxUid && sopInstanceUid ? { transferSyntaxUid, sopInstanceUid, datasetOffset } : undefined;
 }
