@@ -1,6 +1,9 @@
 import pg from 'pg';
 import { ChangeFeed } from './change-feed.ts';
 import { TransientStorageError, isRetryableTransactionError, isTransientDatabaseError } from './errors.ts';
+import { TransactionAhead } from './transaction-ahead.ts';
+
+export type { TransactionAhead } from './transaction-ahead.ts';
 
 /** Anything that runs SQL: the pool or a transaction's client. */
 export interface Queryable {
@@ -43,13 +46,17 @@ export class Database implements Queryable {
   readonly pool: pg.Pool;
   /** Committed changes to credentials (API keys, users, sites, integration clients), for caches. */
   readonly credentialChanges: ChangeFeed;
+  readonly #maxConnections: number;
+  /** Connections begun ahead and not yet taken or abandoned. */
+  #heldAhead = 0;
   #closed = false;
 
   constructor(options: DatabaseOptions) {
+    this.#maxConnections = options.maxConnections ?? 10;
     this.credentialChanges = new ChangeFeed(options.connectionString, 'credentials_changed');
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
-      max: options.maxConnections ?? 10,
+      max: this.#maxConnections,
       application_name: options.applicationName ?? 'clinical-gateway',
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
@@ -73,11 +80,14 @@ export class Database implements Queryable {
    * Runs `work` in one transaction and commits it. Serialization failures and deadlocks are
    * retried with a fresh transaction, so `work` must not have side effects outside the database.
    */
-  async transaction<T>(work: (tx: Transaction) => Promise<T>, isolation: IsolationLevel = 'read committed'): Promise<T> {
+  async transaction<T>(work: (tx: Transaction) => Promise<T>, isolation: IsolationLevel = 'read committed', ahead?: TransactionAhead): Promise<T> {
+    const begin = beginStatement(isolation);
     for (let attempt = 1; ; attempt++) {
-      let client: pg.PoolClient;
+      // Only a first attempt can use a connection begun ahead: a retry needs a fresh transaction.
+      let client = attempt === 1 && ahead?.beginStatement === begin ? await ahead.take() : undefined;
+      const begun = client !== undefined;
       try {
-        client = await this.pool.connect();
+        client ??= await this.pool.connect();
       } catch (error) {
         throw translate(error);
       }
@@ -89,7 +99,7 @@ export class Database implements Queryable {
       };
       client.on('error', onClientError);
       try {
-        await client.query(`BEGIN ISOLATION LEVEL ${isolation.toUpperCase()}`);
+        if (!begun) await client.query(begin);
         const tx = Object.assign(Object.create(null), {
           inTransaction: true as const,
           query: (text: string | pg.QueryConfig, values?: unknown[]) => client.query(text as string, values),
@@ -112,6 +122,20 @@ export class Database implements Queryable {
         client.release(broken);
       }
     }
+  }
+
+  /**
+   * Sends BEGIN on a connection of its own now, for a transaction whose work is not ready yet
+   * (pass it to `transaction`, or `abandon` it). Undefined when no connection is free or half the
+   * pool is already held this way: a connection is never held ahead while anyone waits for one,
+   * and other work always finds the other half.
+   */
+  beginAhead(isolation: IsolationLevel = 'read committed'): TransactionAhead | undefined {
+    const pool = this.pool;
+    const full = pool.idleCount === 0 && pool.totalCount >= this.#maxConnections;
+    if (this.#closed || full || pool.waitingCount > 0 || this.#heldAhead >= this.#maxConnections / 2) return undefined;
+    this.#heldAhead++;
+    return new TransactionAhead(pool, beginStatement(isolation), () => this.#heldAhead--);
   }
 
   /** True when the server answers a trivial query. */
@@ -147,6 +171,10 @@ function translate(error: unknown): unknown {
     return new TransientStorageError('the database is unavailable', { cause: error });
   }
   return error;
+}
+
+function beginStatement(isolation: IsolationLevel): string {
+  return `BEGIN ISOLATION LEVEL ${isolation.toUpperCase()}`;
 }
 
 function delay(ms: number): Promise<void> {

@@ -15,6 +15,13 @@ import { status } from '../dimse/status.ts';
 import { IncomingFile } from '../storage/incoming-file.ts';
 import { storeFailure } from './failure-status.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
+import type { TransactionAhead } from '../../storage/database.ts';
+
+/**
+ * A transfer larger or slower than this gives back the connection its transaction began on, so a
+ * pooled connection is never held idle through a long transfer or a stalled sender.
+ */
+const holdTransactionAhead = { bytes: 1024 * 1024, ms: 250 };
 
 /** Receives one dataset; `finish` answers the request, `abandon` cleans up after an abort. */
 export interface DatasetReceiver {
@@ -54,10 +61,34 @@ export async function beginStore(association: AssociationContext, context: Accep
     association.logger.error({ err: error }, 'cannot create a temporary file for C-STORE');
     return discardingReceiver(storeFailure(error));
   }
+  // The index transaction begins while the dataset arrives, unless the dataset turns out large:
+  // its connection is then given back rather than held idle through a long transfer.
+  let ahead = association.database.beginAhead();
+  let received = 0;
+  const giveBack = () => {
+    clearTimeout(slow);
+    ahead?.abandon();
+    ahead = undefined;
+  };
+  const slow = ahead ? setTimeout(giveBack, holdTransactionAhead.ms).unref() : undefined;
   return {
-    write: (fragment) => file.write(fragment),
-    abandon: () => file.discard(),
-    finish: () => finishStore(association, context, file, sopClassUid, sopInstanceUid),
+    write: (fragment) => {
+      received += fragment.length;
+      if (received > holdTransactionAhead.bytes) giveBack();
+      return file.write(fragment);
+    },
+    abandon: () => {
+      giveBack();
+      return file.discard();
+    },
+    finish: async () => {
+      try {
+        clearTimeout(slow);
+        return await finishStore(association, context, file, sopClassUid, sopInstanceUid, ahead);
+      } finally {
+        giveBack(); // a no-op once the transaction took it
+      }
+    },
   };
 }
 
@@ -67,6 +98,7 @@ async function finishStore(
   file: IncomingFile,
   sopClassUid: string,
   sopInstanceUid: string,
+  ahead: TransactionAhead | undefined,
 ): Promise<DimseResult> {
   const { layout, logger, site } = association;
   /** The final name this transfer is linked to, once known, and the link's outcome. */
@@ -134,7 +166,7 @@ async function finishStore(
         placed = Promise.resolve(undefined); // a retried transaction (deadlock) links again
         throw error;
       }
-    });
+    }, 'read committed', ahead);
     committed = true;
     await layout.settle(target);
     for (const warning of result.warnings) logger.warn({ sopInstanceUid }, warning);
