@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { storescu } from '../clients/storescu.ts';
 import { generateInstance, type GeneratedInstance } from '../samples/dicom-instances.ts';
@@ -7,7 +7,7 @@ import { createEnvironment, requireSurfaces } from '../harness/environment.ts';
 import { provisionSite } from '../harness/provision.ts';
 import { check, type Scenario } from '../harness/scenario.ts';
 import { Ledger } from '../load/ledger.ts';
-import { checkDicom, checkNoOrphans } from '../verify/data-check.ts';
+import { checkDicom, checkNoOrphans, transferFilesIn } from '../verify/data-check.ts';
 
 const filesystemBytes = 4 * 1024 * 1024;
 /** Room left after the filler: about fifteen MR_small instances (10 kB each) fit, the rest do not. */
@@ -61,8 +61,8 @@ export const diskFull: Scenario = {
       check(report, 'every refusal is "out of resources" (A7xx), never a permanent failure', answeredRefusals.length > 0 && answeredRefusals.every((i) => i.answers.at(-1)!.verdict === 'retry-later'), statuses.join('; ') || 'none refused');
       const indexedRefused = await env.sql.query('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1 AND sop_instance_uid = ANY($2)', [site.id, refused.map((i) => i.key)]);
       check(report, 'nothing is indexed for the refused instances', indexedRefused.rows[0].n === 0, `${indexedRefused.rows[0].n} index rows`);
-      const leftInTmp = readdirSync(join(dicomDir, 'tmp'));
-      check(report, 'no temporary file is left by the failed transfers (without a restart)', leftInTmp.length === 0, leftInTmp.length ? leftInTmp.slice(0, 3).join(', ') : 'dicom/tmp empty');
+      const leftInTmp = transferFilesIn(dicomDir);
+      check(report, 'no temporary file is left by the failed transfers (without a restart)', leftInTmp.length === 0, leftInTmp.length ? leftInTmp.slice(0, 3).join(', ') : 'no transfer in dicom/tmp');
       check(report, 'the service keeps running on a full disk', env.gateway.running, env.gateway.unexpectedExits.join('; ') || `pid ${env.gateway.pid}`);
 
       rmSync(filler);

@@ -111,11 +111,19 @@ function listFiles(dir: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
+/**
+ * Temporary DICOM files holding a transfer: those with content. While it runs, the gateway keeps
+ * a few empty ones ready for each site that stored in the last seconds (spares), which hold none.
+ */
+export function transferFilesIn(dicomRoot: string): string[] {
+  return listFiles(join(dicomRoot, 'tmp')).filter((file) => existsSync(file) && statSync(file).size > 0);
+}
+
 /** No stray files (every stored file indexed, no temporary file left) and no orphan rows. */
 export async function checkNoOrphans(report: ScenarioReport, sql: pg.Pool, dataDir: string, label: string): Promise<void> {
   const dicomRoot = join(dataDir, 'dicom');
-  const temporary = listFiles(join(dicomRoot, 'tmp'));
-  check(report, `${label}: no temporary DICOM file left behind`, temporary.length === 0, temporary.length ? `${temporary.length} left: ${temporary.slice(0, 3).map((f) => relative(dataDir, f)).join(', ')}` : 'dicom/tmp is empty');
+  const temporary = transferFilesIn(dicomRoot);
+  check(report, `${label}: no temporary DICOM file left behind`, temporary.length === 0, temporary.length ? `${temporary.length} left: ${temporary.slice(0, 3).map((f) => relative(dataDir, f)).join(', ')}` : 'no transfer in dicom/tmp');
   const stored = listFiles(dicomRoot).filter((f) => !f.startsWith(join(dicomRoot, 'tmp')));
   const indexed = new Set(((await sql.query('SELECT storage_path FROM imaging_instance')).rows as { storage_path: string }[]).map((r) => r.storage_path));
   const stray = stored.filter((f) => !indexed.has(relative(dataDir, f)));

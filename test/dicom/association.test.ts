@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/env.ts';
 import { startDicomListener } from '../../src/dicom/listener.ts';
 import { Database } from '../../src/storage/database.ts';
 import { createTestSite } from '../support/sites.ts';
-import { dcmtk, listFiles, startHarness, type DicomHarness } from './support/dicom-harness.ts';
+import { dcmtk, transferFiles, startHarness, type DicomHarness } from './support/dicom-harness.ts';
 import { abortDetails, associate, associateRequest, cEchoRequest, cStoreRequest, pData, RawPeer, releaseRequest, statusOf } from './support/raw-peer.ts';
 
 const verification = { id: 1, abstractSyntax: '1.2.840.10008.1.1', transferSyntaxes: ['1.2.840.10008.1.2'] };
@@ -283,5 +282,5 @@ test('out-of-order or malformed DIMSE traffic gets A-ABORT: data set without com
     assert.deepEqual(abortDetails(answer!), { source: 2, reason }, name);
     await peer.closed();
   }
-  assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', 'tmp')), []);
+  assert.deepEqual(await transferFiles(harness.dataDir), []);
 });

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { startDicomListener } from '../../src/dicom/listener.ts';
 import { Database } from '../../src/storage/database.ts';
 import { createTestSite } from '../support/sites.ts';
-import { datasetOf, exists, fixturesDir, listFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { datasetOf, exists, fixturesDir, listFiles, transferFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 import { abortRequest, associate, commandSet, cStoreRequest, pData, statusOf, type RawPeer } from './support/raw-peer.ts';
 
 const run = promisify(execFile);
@@ -39,7 +39,7 @@ async function assertNothingStored(siteId: string): Promise<void> {
   const { rows } = await harness.db.database.query('SELECT count(*)::int AS n FROM imaging_study WHERE site_id = $1', [siteId]);
   assert.equal(rows[0].n, 0);
   assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', siteId)), []);
-  assert.deepEqual(await listFiles(tmpDir()), []);
+  assert.deepEqual(await transferFiles(harness.dataDir), []);
 }
 
 /** Waits for a condition the listener reaches asynchronously (not a timing assertion). */
@@ -69,14 +69,14 @@ for (const ending of ['A-ABORT', 'a dropped connection'] as const) {
     peer.write(pData(1, true, true, cStoreRequest(1, ctClass, ctInstance)));
     peer.write(pData(1, false, false, ctDataset.subarray(0, 20_000)));
     // The transfer is under way: its temporary file exists.
-    await eventually(async () => (await listFiles(tmpDir())).length === 1);
+    await eventually(async () => (await transferFiles(harness.dataDir)).length === 1);
     if (ending === 'A-ABORT') {
       peer.write(abortRequest());
       await peer.closed();
     } else {
       peer.destroy();
     }
-    await eventually(async () => (await listFiles(tmpDir())).length === 0);
+    await eventually(async () => (await transferFiles(harness.dataDir)).length === 0);
     await assertNothingStored(site.siteId);
   });
 }
@@ -146,7 +146,7 @@ test('a re-sent identical instance succeeds without a duplicate; different bytes
   assert.equal(await rowsOf(site.siteId), 1);
   assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', site.siteId)), files);
   assert.equal(createHash('sha256').update(await readFile(files[0]!)).digest('hex'), kept);
-  assert.deepEqual(await listFiles(tmpDir()), []);
+  assert.deepEqual(await transferFiles(harness.dataDir), []);
 });
 
 /**
@@ -269,7 +269,9 @@ test('a full disk gives 0xA700 (retry later) and leaves no partial file', async 
     const site = await createTestSite(harness.db.database);
     const peer = await associate(listener.port, site.aeTitle, [ctContext]);
     assert.equal(await store(peer, cStoreRequest(1, ctClass, ctInstance), ctDataset), 0xa700);
-    assert.deepEqual(await listFiles(join(mountPoint, 'dicom')), []);
+    assert.deepEqual(await transferFiles(mountPoint), [], 'no partial transfer');
+    const stored = (await listFiles(join(mountPoint, 'dicom'))).filter((file) => !file.startsWith(join(mountPoint, 'dicom', 'tmp')));
+    assert.deepEqual(stored, [], 'nothing stored');
     assert.equal(await rowsOf(site.siteId), 0);
     peer.destroy();
   } finally {
@@ -353,7 +355,7 @@ test('a COMMIT applied but unanswered (connection lost) keeps the linked file: t
     // The modality retries as told: the instance is found stored, with the same bytes.
     assert.equal(await store(peer, cStoreRequest(2, ctClass, ctInstance), ctDataset), 0x0000);
     assert.equal(createHash('sha256').update(datasetOf(await readFile(stored))).digest('hex'), rows[0]!.sha256);
-    await eventually(async () => (await listFiles(tmpDir())).length === 0);
+    await eventually(async () => (await transferFiles(harness.dataDir)).length === 0);
     peer.destroy();
   } finally {
     await listener.close();

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
 import { startRecordingProxy, type RecordingProxy } from './support/recording-proxy.ts';
-import { datasetOf, dcmtk, dumpElements, fixturesDir, listFiles, metaTransferSyntax, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { datasetOf, dcmtk, dumpElements, fixturesDir, listFiles, transferFiles, metaTransferSyntax, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 
 // storescu proposes the file's own transfer syntax first with these options, so it sends the
 // dataset as it is in the file (no "Converting transfer syntax").
@@ -89,6 +89,6 @@ for (const name of fixtures) {
     assert.equal(rows[0].transfer_syntax_uid, syntax);
     assert.equal(rows[0].calling_ae_title, 'MODALITY1');
     assert.equal(rows[0].remote_address, '127.0.0.1');
-    assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', 'tmp')), []);
+    assert.deepEqual(await transferFiles(harness.dataDir), []);
   });
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
-import { fixturesDir, listFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { fixturesDir, listFiles, transferFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 
 // One file per SOP Instance UID (the MR_small variants share one, as do the two SC_rgb files),
 // each with the storescu option that sends it in its own transfer syntax.
@@ -50,7 +50,7 @@ test('4 concurrent associations to 4 sites each store every instance in their ow
     assert.equal(await countRows('imaging_instance', site.siteId), files.length);
     assert.equal((await listFiles(join(harness.dataDir, 'dicom', site.siteId))).length, files.length);
   }
-  assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', 'tmp')), []);
+  assert.deepEqual(await transferFiles(harness.dataDir), []);
 });
 
 test('4 concurrent associations to one site, each with different instances, store them all', async () => {
@@ -68,7 +68,7 @@ test('the same instance sent on 4 concurrent associations is stored once, and ev
   for (const result of results) assert.match(result.stderr, /Received Store Response \(Success\)/);
   assert.equal(await countRows('imaging_instance', site.siteId), 1);
   assert.equal((await listFiles(join(harness.dataDir, 'dicom', site.siteId))).length, 1);
-  assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', 'tmp')), []);
+  assert.deepEqual(await transferFiles(harness.dataDir), []);
 });
 
 test('the same PatientID in two sites gives two studies linked to two patients, one per site', async () => {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { startDicomListener } from '../../src/dicom/listener.ts';
 import { createTestSite } from '../support/sites.ts';
-import { listFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { listFiles, transferFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 import { writeSyntheticInstance } from './support/synthetic-instance.ts';
 
 // A refused instance leaves no file behind, whichever step refused it, and the association's one
@@ -45,7 +45,7 @@ test('an instance whose series belongs to another study is refused and leaves no
     files.map((file) => file.slice(file.lastIndexOf('/') + 1)),
     [`${root}.1.2.1.dcm`],
   );
-  assert.deepEqual(await readdir(join(harness.dataDir, 'dicom', 'tmp')), []);
+  assert.deepEqual(await transferFiles(harness.dataDir), []);
 });
 
 test('an association is logged once at info, with what it stored and refused; each instance only at debug', async () => {

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
-import { datasetOf, fixturesDir, listFiles, startHarness, type DicomHarness } from './support/dicom-harness.ts';
+import { datasetOf, fixturesDir, listFiles, transferFiles, startHarness, type DicomHarness } from './support/dicom-harness.ts';
 import { associate, cStoreRequest, pData, RawPeer, statusOf } from './support/raw-peer.ts';
 
 const ctClass = '1.2.840.10008.5.1.4.1.1.2';
@@ -24,7 +24,7 @@ test('close() stops accepting, lets the store in flight finish, and aborts idle 
   busy.write(pData(1, true, true, cStoreRequest(1, ctClass, ctInstance)));
   busy.write(pData(1, false, false, dataset.subarray(0, 10_000)));
   // The transfer is under way once its temporary file exists.
-  for (let attempt = 0; (await listFiles(join(harness.dataDir, 'dicom', 'tmp'))).length === 0; attempt++) {
+  for (let attempt = 0; (await transferFiles(harness.dataDir)).length === 0; attempt++) {
     assert.ok(attempt < 600, 'the transfer never started');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -44,5 +44,7 @@ test('close() stops accepting, lets the store in flight finish, and aborts idle 
   await closing;
   const { rows } = await harness.db.database.query('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1', [site.siteId]);
   assert.equal(rows[0].n, 1);
+  // The site's spare temporary files (created when its transfer began) are removed with the listener.
+  assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', 'tmp')), []);
   await harness.restart();
 });

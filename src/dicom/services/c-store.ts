@@ -52,11 +52,9 @@ export async function beginStore(association: AssociationContext, context: Accep
   let file: IncomingFile;
   try {
     const { layout, site } = association;
-    file = IncomingFile.create(
-      layout.temporaryPath(site.siteId),
-      { sopClassUid, sopInstanceUid, transferSyntaxUid: context.transferSyntax, sourceAeTitle: association.callingAeTitle },
-      () => layout.temporaryNamesDurable(),
-    );
+    const meta = { sopClassUid, sopInstanceUid, transferSyntaxUid: context.transferSyntax, sourceAeTitle: association.callingAeTitle };
+    const spare = layout.takeSpare(site.siteId);
+    file = spare ? IncomingFile.adopt(spare, meta) : IncomingFile.create(layout.temporaryPath(site.siteId), meta, () => layout.temporaryNamesDurable());
   } catch (error) {
     association.logger.error({ err: error }, 'cannot create a temporary file for C-STORE');
     return discardingReceiver(storeFailure(error));

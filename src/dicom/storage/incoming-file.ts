@@ -4,6 +4,7 @@ import { createWriteStream, fdatasync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { encodePart10Header, type FileMetaInput } from '../dataset/part10-header.ts';
 import { HeaderSniffer, type SniffResult } from '../dataset/header-sniffer.ts';
+import type { SpareFile } from './spare-files.ts';
 
 /** Above this many bytes queued for the disk, the connection stops reading from its socket. */
 const highWaterMark = 1024 * 1024;
@@ -44,19 +45,16 @@ export class IncomingFile {
   #unflushed = 0;
   #flushing: Promise<void> | undefined;
 
-  private constructor(tempPath: string, stream: WriteStream, header: Buffer, transferSyntaxUid: string, nameDurable: () => Promise<void>) {
+  private constructor(tempPath: string, stream: WriteStream, header: Buffer, transferSyntaxUid: string, named: (fd: Promise<number>) => Promise<void>, fd?: number) {
     this.tempPath = tempPath;
     this.#stream = stream;
     this.#stream.on('error', (error) => {
       this.#failure ??= error;
     });
+    this.#fd = fd;
     // The open's failure (EEXIST, ENOSPC, EACCES) is also recorded by the 'error' listener above.
-    // The name's fsync runs while the dataset arrives, so it is done by the time the file is
-    // linked into place.
-    this.#named = once(stream, 'open').then(([fd]) => {
-      this.#fd = fd as number;
-      return nameDurable();
-    });
+    const opened = fd === undefined ? once(stream, 'open').then(([opened]) => (this.#fd = opened as number)) : Promise.resolve(fd);
+    this.#named = named(opened);
     this.#named.catch(() => {}); // observed by the caller; never an unhandled rejection
     this.#sniffer = new HeaderSniffer(transferSyntaxUid);
     this.#size = header.length;
@@ -72,7 +70,15 @@ export class IncomingFile {
   static create(tempPath: string, meta: FileMetaInput, nameDurable: () => Promise<void>): IncomingFile {
     // flush: the descriptor is fsynced before it is closed, so 'close' means durable on disk.
     const stream = createWriteStream(tempPath, { flags: 'wx', mode: 0o640, highWaterMark, flush: true });
-    return new IncomingFile(tempPath, stream, encodePart10Header(meta), meta.transferSyntaxUid, nameDurable);
+    // The name's fsync runs while the dataset arrives, so it is done by the time the file is
+    // linked into place.
+    return new IncomingFile(tempPath, stream, encodePart10Header(meta), meta.transferSyntaxUid, (opened) => opened.then(nameDurable));
+  }
+
+  /** Writes the transfer into a spare: a file already created, open, and durably named. */
+  static adopt(spare: SpareFile, meta: FileMetaInput): IncomingFile {
+    const stream = createWriteStream(spare.path, { fd: spare.fd, highWaterMark, flush: true });
+    return new IncomingFile(spare.path, stream, encodePart10Header(meta), meta.transferSyntaxUid, () => Promise.resolve(), spare.fd);
   }
 
   get failure(): Error | undefined {

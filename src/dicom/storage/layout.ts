@@ -5,6 +5,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { DirectorySync } from './directory-sync.ts';
 import { OpenDirectories } from './open-directories.ts';
 import { readStoredIdentity } from './stored-identity.ts';
+import { SpareFiles, type SpareFile } from './spare-files.ts';
 
 const maxDurableFolders = 10_000;
 
@@ -33,6 +34,13 @@ export class StorageLayout {
   readonly #undecided = new Map<string, string[]>();
   /** Changes to one final name, one at a time: placing, replacing and taking back never interleave. */
   readonly #pathChanges = new Map<string, Promise<unknown>>();
+  readonly #spares = new SpareFiles({
+    nameFor: (siteId) => this.temporaryPath(siteId),
+    namesDurable: () => this.temporaryNamesDurable(),
+    perSite: 16,
+    total: 64,
+    idleMs: 5_000,
+  });
 
   constructor(dataDir: string) {
     this.#dataDir = dataDir;
@@ -97,9 +105,15 @@ export class StorageLayout {
     return removed;
   }
 
-  /** Closes the folder descriptors kept for fsyncs (the listener has stopped storing). */
-  close(): Promise<void> {
-    return this.#directories.forgetAll();
+  /** Removes the spare temporary files and closes the folder descriptors (the listener has stopped storing). */
+  async close(): Promise<void> {
+    await this.#spares.close();
+    await this.#directories.forgetAll();
+  }
+
+  /** A temporary file of the site created ahead of need and already durably named, if one is ready. */
+  takeSpare(siteId: string): SpareFile | undefined {
+    return this.#spares.take(siteId);
   }
 
   /** Where a new transfer for a site is written. */

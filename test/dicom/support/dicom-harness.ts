@@ -87,6 +87,16 @@ export async function listFiles(dir: string): Promise<string[]> {
   return out;
 }
 
+/**
+ * The transfers' temporary files under a data directory: those with content. The listener keeps a
+ * few empty files ready for each site that is storing (spares); they hold no transfer.
+ */
+export async function transferFiles(dataDir: string): Promise<string[]> {
+  const files = await listFiles(join(dataDir, 'dicom', 'tmp'));
+  const sizes = await Promise.all(files.map((file) => stat(file).then((info) => info.size, () => 0)));
+  return files.filter((_, i) => sizes[i]! > 0);
+}
+
 /** The dataset bytes of a Part-10 file: everything after the file meta group (PS3.10 7.1). */
 export function datasetOf(file: Buffer): Buffer {
   if (file.toString('latin1', 128, 132) !== 'DICM') throw new Error('not a Part-10 file');
