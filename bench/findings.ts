@@ -45,30 +45,39 @@ const mllp =
   'close a gap of this size.';
 
 const dicomSmallOrthanc =
-  'Orthanc, traced with strace, makes one fdatasync per instance and nothing else: no fsync of the folder that holds the new file and ' +
-  'none for its SQLite index, so a crash right after its success answer can lose the file\'s name or its index entry. The service ' +
-  'acknowledges only what survives a crash: the temporary file\'s name (its folder\'s fsync, shared, made while the dataset arrives), ' +
-  'the file\'s data and its final name (a hard link; the two fsyncs in parallel), then the PostgreSQL commit of the index.';
+  'Orthanc, traced with strace, makes one fdatasync per instance and nothing else (20 instances: 20 fdatasync of the DICOM files, none ' +
+  'of its SQLite WAL index-wal, none of a folder), so a crash right after its success answer can lose the file\'s name or its index ' +
+  'entry. The service acknowledges only what survives a crash: the temporary file\'s name (durable ahead of the transfer: a spare file ' +
+  'named in a batch, or its folder\'s fsync while the dataset arrives), the file\'s data and its final name (a hard link; the two ' +
+  'fsyncs in parallel), then the PostgreSQL commit of the index (a WAL flush), which must follow the file\'s flush: an index entry ' +
+  'committed first could, after a crash, answer a retry "already stored" for a file that never reached the disk.';
 
 const dicomSmallOne =
-  `${dicomSmallOrthanc} With one association the sender waits for each answer, so the chain of those steps is the limit. Instrumented ` +
-  '(mean of 500 instances, from the end of the transfer): the claim of the SOP Instance UID (BEGIN and one statement) returns at 0.7 ms, ' +
-  'the temporary name is durable at 0.7 and the file linked at 1.0, the file\'s and the folder\'s fsyncs are done at 1.1-1.4, the ' +
-  'COMMIT at 1.9 ms: two flushes in sequence after the transfer (0.3-0.5 ms each on this disk) plus two round trips to PostgreSQL. It ' +
-  'was 2.6-3.0 ms: a crash marker was linked and its folder fsynced only after the transfer, and the move waited for it; the temporary ' +
-  'file is now the marker itself (start-up recovery reads which instance a linked temporary file holds from its own header). Matching ' +
-  'Orthanc\'s single flush would mean dropping one of the durable steps, which the service\'s contract (nothing acknowledged is lost) ' +
-  'does not allow.';
+  `${dicomSmallOrthanc} With one association the sender waits for each answer, so the chain of those steps is the limit. Timed ` +
+  'inside the handler on a harness (the service on the local PostgreSQL, storescu, medians of 4,000 instances), from the end of the ' +
+  'transfer: pool checkout and BEGIN done at 0.25 ms, the claim of the SOP Instance UID back at 0.8, the temporary name durable at 0.8 ' +
+  'and the file linked at 0.9, the fsyncs done at 1.0-1.2, COMMIT at 1.6 ms. Two changes took the BEGIN round trip and the wait for ' +
+  'the temporary name off that chain: BEGIN is sent while the dataset arrives, and spare temporary files are created and named in ' +
+  'batches before they are needed. With both, in the same process: BEGIN done at 0.14, file linked at 0.33, claim back at 0.66, file ' +
+  'durable at 0.92, COMMIT at 1.30 ms; in eight alternating pairs of harness runs, 1.02x-1.15x the throughput without them (geometric ' +
+  'mean 1.10x). The bench itself cannot resolve that: in one hour, `--only dicom` on the previous code gave 0.80x and 0.94x Orthanc ' +
+  'and on this code 0.69x-0.81x, with Orthanc between 329 and 460 instances/s. What remains after the transfer is the file\'s flush ' +
+  '(an ext4 journal commit) and then PostgreSQL\'s WAL flush, two flushes in sequence against Orthanc\'s one, plus the claim ' +
+  'statement (0.5 ms, in parallel with the first flush). Matching Orthanc would mean acknowledging before one of them, which the ' +
+  'service\'s contract (nothing acknowledged is lost) does not allow.';
 
 const dicomSmallFour =
   `${dicomSmallOrthanc} With four associations the two cores are the limit (80-85% busy during the run, the rest waiting on those ` +
-  'flushes). CPU per instance: the service 1.9-2.3 ms (0.6-0.9 of it in the kernel) and PostgreSQL 0.6-0.8 ms, against 1.5-1.6 ms for ' +
-  'Orthanc\'s whole process. perf record of the service: 40% of its samples in the kernel, 18 points of them switching threads (each ' +
-  'file-system call is a trip to libuv\'s thread pool and back, about nine per instance), 12% in V8\'s garbage collector, 2.6% in ' +
-  'SHA-256 (duplicate detection). This round removed a wait: every instance updated its study\'s row and held that lock until COMMIT, ' +
-  'so four associations sending one study queued on it (the index statement took 4.5-6 ms instead of 0.4); an instance now writes ' +
-  'the study and series rows only when it changes them (new, an attribute still empty, a new modality, "last received" a second ' +
-  'old), and folder fsyncs reuse open descriptors. Matching Orthanc would need the service\'s CPU per instance about halved.';
+  'flushes). CPU per instance: the service 1.7-2.3 ms and PostgreSQL 0.6-0.9 ms, against 1.5-2.1 ms for Orthanc\'s whole process; ' +
+  'by thread, once warm (a process\'s third run): the main thread 0.9-1.0 ms, V8\'s helper threads 0.06-0.22, libuv\'s thread pool ' +
+  '0.7 ms of kernel time (the file-system calls: create, write, two fsyncs, link, close, unlink). perf record of the service: 40% of ' +
+  'its samples in the kernel, 18 points of them switching threads, 12% in V8\'s garbage collector, 2.6% in SHA-256. Tried and not ' +
+  'kept: the quick file-system calls (link, unlink, close, the dataset written in one writev at the end) made synchronously on the ' +
+  'main thread saved about 0.2 ms of CPU per instance in alternating runs, but creating a file then took 0.11 ms on average on the ' +
+  'event loop (waiting on the ext4 journal), which would stall every other surface. Spare files and BEGIN ahead: 1.025x in eight ' +
+  'alternating pairs. Earlier rounds removed a lock (every instance wrote its study\'s row and held it until COMMIT) and reuse open ' +
+  'folder descriptors for fsyncs. Matching Orthanc would need the service\'s and PostgreSQL\'s CPU per instance cut by about a ' +
+  'quarter together, with one more flush per instance than Orthanc makes.';
 
 const memory =
   'Met since the service runs with --heap-growing-percent=50 (src/cli/service-runtime.ts). Before, the FHIR scenarios, which run in ' +
