@@ -56,8 +56,8 @@ test('a site gets spares on its first take, each created, open and named durably
   const { spares, durableCalls, files } = await pool();
   assert.equal(spares.take(siteA), undefined, 'none is ready for a site that never stored');
   await eventually(() => spares.count === 2 && files().length === 2);
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  const spare = spares.take(siteA);
+  let spare: ReturnType<typeof spares.take>;
+  await eventually(() => (spare = spares.take(siteA)) !== undefined);
   assert.ok(spare);
   assert.ok(spare.path.endsWith(`~${siteA}.part`));
   assert.ok(durableCalls.some((present) => present.includes(spare.path.split('/').pop()!)), 'its name was made durable after it was created');
@@ -73,12 +73,12 @@ test('a site whose transfers outrun its spares gets more, up to the per-site and
     if (spare) taken.push(spare);
     await new Promise((resolve) => setImmediate(resolve));
   }
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(spares.count + taken.length > 2, 'more than the first two');
   assert.ok(spares.count <= 8, `at most perSite kept (${spares.count})`);
   spares.take(siteB);
-  await new Promise((resolve) => setTimeout(resolve, 50));
   assert.ok(spares.count <= 12, `at most total kept (${spares.count})`);
-  assert.equal(files().length, spares.count + taken.length, 'every file is a kept spare or a taken one');
+  // Once the creations in flight are done, every file is a kept spare or a taken one.
+  await eventually(() => files().length === spares.count + taken.length);
   await spares.close();
 });
 
@@ -102,16 +102,13 @@ test('a spare whose name cannot be made durable is removed, and a missing folder
     },
   });
   failing.spares.take(siteA);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(failing.spares.count, 0);
-  assert.deepEqual(failing.files(), []);
+  await eventually(() => failing.spares.count === 0 && failing.files().length === 0);
   await failing.spares.close();
 
   const gone = await pool();
   await rm(gone.folder, { recursive: true });
   assert.equal(gone.spares.take(siteA), undefined);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(gone.spares.count, 0, 'nothing is kept, and nothing throws');
+  await eventually(() => gone.spares.count === 0); // nothing is kept, and nothing throws
   await gone.spares.close();
 });
 
