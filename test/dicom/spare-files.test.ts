@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { IncomingFile } from '../../src/dicom/storage/incoming-file.ts';
-import { SpareFiles, type SpareFileOptions } from '../../src/dicom/storage/spare-files.ts';
+import { SpareFiles, type SpareFile, type SpareFileOptions } from '../../src/dicom/storage/spare-files.ts';
 
 let root: string;
 before(async () => {
@@ -56,9 +56,9 @@ test('a site gets spares on its first take, each created, open and named durably
   const { spares, durableCalls, files } = await pool();
   assert.equal(spares.take(siteA), undefined, 'none is ready for a site that never stored');
   await eventually(() => spares.count === 2 && files().length === 2);
-  let spare: ReturnType<typeof spares.take>;
-  await eventually(() => (spare = spares.take(siteA)) !== undefined);
-  assert.ok(spare);
+  let found: SpareFile | undefined;
+  await eventually(() => (found = spares.take(siteA)) !== undefined);
+  const spare = found!;
   assert.ok(spare.path.endsWith(`~${siteA}.part`));
   assert.ok(durableCalls.some((present) => present.includes(spare.path.split('/').pop()!)), 'its name was made durable after it was created');
   assert.ok(openDescriptorOf(spare.path), 'it comes open');

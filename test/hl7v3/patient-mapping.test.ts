@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { readEnvelope } from '../../src/hl7v3/message/envelope.ts';
 import { readPatientCommand, type SupportedInteraction } from '../../src/hl7v3/message/interactions.ts';

@@ -7,7 +7,7 @@ import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { Services } from '../../platform/services.ts';
 import { clearedSessionCookie, readCookie, sessionCookie, sessionCookieName } from '../session/cookies.ts';
 import { csrfTokenFor, isSameOrigin } from '../session/csrf.ts';
-import { requireSession, sessionOf } from '../session/authenticate.ts';
+import { sessionOf } from '../session/authenticate.ts';
 import { createSession, deleteSession, deleteUserSessions, findSession, sessionAbsoluteSeconds, type SessionUser } from '../session/session-store.ts';
 import { clearAccountFailures, recordSignInFailure, signInBlockedFor, throttleSubjects } from '../session/sign-in-throttle.ts';
 import { errorResponses, sessionSchema } from './schemas.ts';
