@@ -59,8 +59,8 @@ export async function beginStore(association: AssociationContext, context: Accep
     association.logger.error({ err: error }, 'cannot create a temporary file for C-STORE');
     return discardingReceiver(storeFailure(error));
   }
-  // The index transaction begins while the dataset arrives, unless the dataset turns out large:
-  // its connection is then given back rather than held idle through a long transfer.
+  // The index transaction begins while the dataset arrives, unless the transfer turns out large
+  // or slow: its connection is then given back rather than held idle through it.
   let ahead = association.database.beginAhead();
   let received = 0;
   const giveBack = () => {

@@ -45,7 +45,18 @@ export class IncomingFile {
   #unflushed = 0;
   #flushing: Promise<void> | undefined;
 
-  private constructor(tempPath: string, stream: WriteStream, header: Buffer, transferSyntaxUid: string, named: (fd: Promise<number>) => Promise<void>, fd?: number) {
+  /**
+   * `fd` is the descriptor when the file is already open (a spare); otherwise the stream opens it.
+   * `nameDurable` gets the open's outcome and resolves once the file's name is durable.
+   */
+  private constructor(
+    tempPath: string,
+    stream: WriteStream,
+    header: Buffer,
+    transferSyntaxUid: string,
+    nameDurable: (opened: Promise<number>) => Promise<void>,
+    fd?: number,
+  ) {
     this.tempPath = tempPath;
     this.#stream = stream;
     this.#stream.on('error', (error) => {
@@ -54,7 +65,7 @@ export class IncomingFile {
     this.#fd = fd;
     // The open's failure (EEXIST, ENOSPC, EACCES) is also recorded by the 'error' listener above.
     const opened = fd === undefined ? once(stream, 'open').then(([opened]) => (this.#fd = opened as number)) : Promise.resolve(fd);
-    this.#named = named(opened);
+    this.#named = nameDurable(opened);
     this.#named.catch(() => {}); // observed by the caller; never an unhandled rejection
     this.#sniffer = new HeaderSniffer(transferSyntaxUid);
     this.#size = header.length;
