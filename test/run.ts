@@ -14,7 +14,13 @@ const env = { ...process.env };
 if (!env.CG_TEST_DATABASE_URL) {
   dataDir = mkdtempSync(join(tmpdir(), 'cg-test-postgres-'));
   embedded = await openEmbeddedPostgres({ dataDir });
-  env.CG_TEST_SERVER_URL = embedded.connectionString.replace(/\/[^/]*$/, '/postgres');
+  // Over loopback TCP rather than the server's Unix socket, so that the proxies some tests put
+  // between the service and the database are in the path (test/storage/embedded-postgres.test.ts
+  // covers the socket).
+  const url = new URL(embedded.connectionString);
+  url.pathname = '/postgres';
+  url.searchParams.delete('host');
+  env.CG_TEST_SERVER_URL = url.toString();
 }
 const child = spawn(
   process.execPath,

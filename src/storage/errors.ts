@@ -33,6 +33,8 @@ export function isTransientDatabaseError(error: unknown): boolean {
     // and reporting it as "retry later" would hide it behind endless retries.
     if (transientSqlStates.has(code) || (code.startsWith('08') && code !== '08P01')) return true;
     if (transientNodeCodes.has(code)) return true;
+    // A Unix socket that is not there: the server is down (what ECONNREFUSED is over TCP).
+    if (code === 'ENOENT' && (error as { syscall?: unknown }).syscall === 'connect') return true;
   }
   // node-postgres reports a dropped socket and pool exhaustion without a code.
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly/i.test(
