@@ -10,13 +10,12 @@ import type pg from 'pg';
 export class TransactionAhead {
   readonly beginStatement: string;
   readonly #client: Promise<pg.PoolClient | undefined>;
+  readonly #onSettled: () => void;
   #broken = false;
   #settled = false;
   readonly #onError = () => {
     this.#broken = true;
   };
-
-  readonly #onSettled: () => void;
 
   /** `onSettled` runs once, when the connection is taken or abandoned. */
   constructor(pool: pg.Pool, beginStatement: string, onSettled: () => void) {
@@ -46,9 +45,7 @@ export class TransactionAhead {
 
   /** The connection inside BEGIN, once, for the transaction that runs the work; undefined when it could not begin. */
   async take(): Promise<pg.PoolClient | undefined> {
-    if (this.#settled) return undefined;
-    this.#settled = true;
-    this.#onSettled();
+    if (!this.#settle()) return undefined;
     const client = await this.#client;
     if (!client) return undefined;
     client.off('error', this.#onError);
@@ -59,9 +56,7 @@ export class TransactionAhead {
 
   /** Gives the connection back unused (ROLLBACK, then release); nothing once taken. Never throws. */
   abandon(): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#onSettled();
+    if (!this.#settle()) return;
     void this.#client.then(async (client) => {
       if (!client) return;
       let broken = this.#broken;
@@ -69,5 +64,13 @@ export class TransactionAhead {
       client.off('error', this.#onError);
       client.release(broken);
     });
+  }
+
+  /** Marks it taken or abandoned, once: false when it already was. */
+  #settle(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    this.#onSettled();
+    return true;
   }
 }

@@ -127,6 +127,8 @@ test('a transaction of another isolation level does not take it; a retried one b
     } finally {
       ahead.abandon(); // its owner gives it back, as the C-STORE handler does whatever happens
     }
+    // Out of its transaction before the next one begins, so that the session found below is the new one.
+    await eventually(async () => (await sessions('ahead-isolation', 'idle in transaction')).length === 0);
 
     const retried = database.beginAhead()!;
     await eventually(async () => (begun = await sessions('ahead-isolation', 'idle in transaction')).length === 1);

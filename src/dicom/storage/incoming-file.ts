@@ -45,27 +45,16 @@ export class IncomingFile {
   #unflushed = 0;
   #flushing: Promise<void> | undefined;
 
-  /**
-   * `fd` is the descriptor when the file is already open (a spare); otherwise the stream opens it.
-   * `nameDurable` gets the open's outcome and resolves once the file's name is durable.
-   */
-  private constructor(
-    tempPath: string,
-    stream: WriteStream,
-    header: Buffer,
-    transferSyntaxUid: string,
-    nameDurable: (opened: Promise<number>) => Promise<void>,
-    fd?: number,
-  ) {
+  /** `opened` resolves with the file's descriptor; `named` once its name is durable. */
+  private constructor(tempPath: string, stream: WriteStream, header: Buffer, transferSyntaxUid: string, opened: Promise<number>, named: Promise<void>) {
     this.tempPath = tempPath;
     this.#stream = stream;
     this.#stream.on('error', (error) => {
       this.#failure ??= error;
     });
-    this.#fd = fd;
     // The open's failure (EEXIST, ENOSPC, EACCES) is also recorded by the 'error' listener above.
-    const opened = fd === undefined ? once(stream, 'open').then(([opened]) => (this.#fd = opened as number)) : Promise.resolve(fd);
-    this.#named = nameDurable(opened);
+    opened.then((fd) => (this.#fd = fd), () => {});
+    this.#named = named;
     this.#named.catch(() => {}); // observed by the caller; never an unhandled rejection
     this.#sniffer = new HeaderSniffer(transferSyntaxUid);
     this.#size = header.length;
@@ -81,15 +70,16 @@ export class IncomingFile {
   static create(tempPath: string, meta: FileMetaInput, nameDurable: () => Promise<void>): IncomingFile {
     // flush: the descriptor is fsynced before it is closed, so 'close' means durable on disk.
     const stream = createWriteStream(tempPath, { flags: 'wx', mode: 0o640, highWaterMark, flush: true });
+    const opened = once(stream, 'open').then(([fd]) => fd as number);
     // The name's fsync runs while the dataset arrives, so it is done by the time the file is
     // linked into place.
-    return new IncomingFile(tempPath, stream, encodePart10Header(meta), meta.transferSyntaxUid, (opened) => opened.then(nameDurable));
+    return new IncomingFile(tempPath, stream, encodePart10Header(meta), meta.transferSyntaxUid, opened, opened.then(nameDurable));
   }
 
   /** Writes the transfer into a spare: a file already created, open, and durably named. */
   static adopt(spare: SpareFile, meta: FileMetaInput): IncomingFile {
     const stream = createWriteStream(spare.path, { fd: spare.fd, highWaterMark, flush: true });
-    return new IncomingFile(spare.path, stream, encodePart10Header(meta), meta.transferSyntaxUid, () => Promise.resolve(), spare.fd);
+    return new IncomingFile(spare.path, stream, encodePart10Header(meta), meta.transferSyntaxUid, Promise.resolve(spare.fd), Promise.resolve());
   }
 
   get failure(): Error | undefined {
