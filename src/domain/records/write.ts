@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Patient, Resource } from '@medplum/fhirtypes';
-import type { Queryable } from '../../storage/database.ts';
+import { Database, type Queryable } from '../../storage/database.ts';
 import { uniqueViolation } from '../../storage/errors.ts';
 import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
+import { createBatched, type PendingCreate } from './create-batch.ts';
 import { indexValues, isResourceId, type IndexValues } from './index-values.ts';
 import { activePatientByBusinessIdentifier, present } from './read.ts';
 import { isStoredResourceType, patientReferenceElement, type StoredResourceType } from './search-parameters.ts';
@@ -28,7 +29,10 @@ export async function lockKey(tx: Queryable, key: string): Promise<void> {
   await tx.query({ name: 'records-lock-key', text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [key] });
 }
 
-/** One statement (writeRows), so it needs no transaction of its own. */
+/**
+ * One statement (writeRows), so it needs no transaction of its own; outside a transaction,
+ * concurrent creates share one (create-batch.ts).
+ */
 export async function insertResource<T extends Resource>(tx: Queryable, site: SiteContext, resource: T): Promise<T> {
   const type = storedType(resource.resourceType);
   const stored = {
@@ -37,7 +41,14 @@ export async function insertResource<T extends Resource>(tx: Queryable, site: Si
     meta: { ...resource.meta, versionId: '1', lastUpdated: new Date().toISOString() },
   } as T;
   const values = await prepare(tx, site, type, stored, undefined);
-  await writeRows(tx, site, type, stored, values, 'insert');
+  if (!(tx instanceof Database)) {
+    await writeRows(tx, site, type, stored, values, 'insert');
+    return stored;
+  }
+  const element = patientReferenceElement(type);
+  const pending: PendingCreate = { site, type, resource: stored, values, subject: element ? values.patientId : null };
+  const writeOne = (one: PendingCreate) => writeRows(tx, one.site, one.type, one.resource, one.values, 'insert');
+  if ((await createBatched(tx, pending, writeOne)) === 'subject-unknown') throw subjectNotInSite(type, element ?? 'subject', String(pending.subject));
   return stored;
 }
 
