@@ -5,12 +5,16 @@ export interface BatchQueueOptions<I, R> {
   /** Batches running at once; items arriving while all run wait and go together in the next. */
   maxInFlight: number;
   maxBatch: number;
+  /** A bound on a batch's total weight (its bytes, say); a batch always takes at least one item. */
+  maxWeight?: number;
+  weigh?(item: I): number;
   /** Runs one batch; answers each item, in order. A throw fails every item of the batch with it. */
   run(items: readonly I[]): Promise<Settled<R>[]>;
 }
 
 interface Waiting<I, R> {
   item: I;
+  weight: number;
   resolve(value: R): void;
   reject(error: unknown): void;
 }
@@ -33,7 +37,7 @@ export class BatchQueue<I, R> {
 
   add(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.#waiting.push({ item, resolve, reject });
+      this.#waiting.push({ item, weight: this.#options.weigh?.(item) ?? 0, resolve, reject });
       this.#startNext();
     });
   }
@@ -44,13 +48,25 @@ export class BatchQueue<I, R> {
 
   #startNext(): void {
     while (this.#inFlight < this.#options.maxInFlight && this.#waiting.length > 0) {
-      const batch = this.#waiting.splice(0, this.#options.maxBatch);
+      const batch = this.#waiting.splice(0, this.#nextBatchSize());
       this.#inFlight++;
       void this.#runBatch(batch).finally(() => {
         this.#inFlight--;
         this.#startNext();
       });
     }
+  }
+
+  #nextBatchSize(): number {
+    const { maxBatch, maxWeight = Infinity } = this.#options;
+    let size = 0;
+    let weight = 0;
+    for (const waiting of this.#waiting) {
+      if (size === maxBatch || (size > 0 && weight + waiting.weight > maxWeight)) break;
+      size++;
+      weight += waiting.weight;
+    }
+    return size;
   }
 
   async #runBatch(batch: Waiting<I, R>[]): Promise<void> {

@@ -86,6 +86,18 @@ test('a runner answering the wrong number of items fails the batch rather than l
   }
 });
 
+test('a batch stops short of the weight bound, but always takes one item however heavy', async () => {
+  const runner = heldRunner();
+  const queue = new BatchQueue({ maxInFlight: 1, maxBatch: 10, maxWeight: 100, weigh: (item: number) => item, run: runner.run });
+  const answers = Promise.all([1, 60, 30, 20, 500, 40, 70].map((item) => queue.add(item)));
+  for (let i = 0; i < runner.batches.length; i++) {
+    runner.batches[i]!.finish();
+    await turn();
+  }
+  assert.deepEqual(runner.batches.map((batch) => batch.items), [[1], [60, 30], [20], [500], [40], [70]]);
+  await answers;
+});
+
 test('bounds below one are refused', () => {
   const run = async () => [];
   assert.throws(() => new BatchQueue({ maxInFlight: 0, maxBatch: 1, run }), RangeError);

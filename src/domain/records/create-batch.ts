@@ -26,8 +26,17 @@ export type WriteOne = (pending: PendingCreate) => Promise<void>;
 // the rest of the pool stays free for the other surfaces.
 const maxInFlight = 2;
 const maxBatch = 64;
+// A batch travels as one parameter: many large resources (bodies may be up to 4 MiB) must not
+// make one of hundreds of megabytes. Larger creates go in smaller batches, or alone.
+const maxBatchBytes = 1024 * 1024;
 
-const queues = new WeakMap<Database, BatchQueue<PendingCreate, CreateOutcome>>();
+/** A create in the queue, with its row of the batch statement already serialised (and so weighed). */
+interface QueuedCreate {
+  pending: PendingCreate;
+  row: string;
+}
+
+const queues = new WeakMap<Database, BatchQueue<QueuedCreate, CreateOutcome>>();
 
 /**
  * Standalone creates that arrive while others are being written leave together, as one
@@ -40,27 +49,33 @@ const queues = new WeakMap<Database, BatchQueue<PendingCreate, CreateOutcome>>()
 export function createBatched(database: Database, pending: PendingCreate, writeOne: WriteOne): Promise<CreateOutcome> {
   let queue = queues.get(database);
   if (!queue) {
-    queue = new BatchQueue({ maxInFlight, maxBatch, run: (batch) => writeBatch(database, batch, writeOne) });
+    queue = new BatchQueue<QueuedCreate, CreateOutcome>({
+      maxInFlight,
+      maxBatch,
+      maxWeight: maxBatchBytes,
+      weigh: (queued) => queued.row.length,
+      run: (batch) => writeBatch(database, batch, writeOne),
+    });
     queues.set(database, queue);
   }
-  return queue.add(pending);
+  return queue.add({ pending, row: JSON.stringify(batchRow(pending)) });
 }
 
-async function writeBatch(database: Database, batch: readonly PendingCreate[], writeOne: WriteOne): Promise<Settled<CreateOutcome>[]> {
-  if (batch.length === 1) return [await settle(batch[0]!, writeOne)];
+async function writeBatch(database: Database, batch: readonly QueuedCreate[], writeOne: WriteOne): Promise<Settled<CreateOutcome>[]> {
+  if (batch.length === 1) return [await settle(batch[0]!.pending, writeOne)];
   let written: Set<string>;
   try {
     const { rows } = await database.query<{ id: string }>({
       name: 'records-write-insert-batch',
       text: insertBatchStatement,
-      values: [JSON.stringify(batch.map(batchRow))],
+      values: [`[${batch.map((queued) => queued.row).join(',')}]`],
     });
     written = new Set(rows.map((row) => row.id));
   } catch (error) {
     if (!causedByARow(error)) throw error;
-    return Promise.all(batch.map((pending) => settle(pending, writeOne)));
+    return Promise.all(batch.map((queued) => settle(queued.pending, writeOne)));
   }
-  return batch.map((pending) => ({ ok: true, value: written.has(pending.resource.id!) ? 'written' : 'subject-unknown' }));
+  return batch.map(({ pending }) => ({ ok: true, value: written.has(pending.resource.id!) ? 'written' : 'subject-unknown' }));
 }
 
 async function settle(pending: PendingCreate, writeOne: WriteOne): Promise<Settled<CreateOutcome>> {

@@ -133,3 +133,20 @@ test('a batch that fails for a reason of the server fails each of its creates as
   // Nothing is left behind: the next creates go through.
   await Promise.all(Array.from({ length: 6 }, (_, i) => store.create(patient(`MRN-F${i}`))));
 });
+
+test('large creates go in smaller batches, each stored whole', async () => {
+  const site = await createTestSite(db.database);
+  const store = resourceStore(db.database, site);
+  // About 300 KB each: no more than three fit in a batch's megabyte.
+  const large = (i: number): Patient => ({ ...patient(`MRN-L${i}`), address: [{ text: `${i} `.padEnd(300_000, 'x') }] });
+  const created = await Promise.all(Array.from({ length: 12 }, (_, i) => store.create(large(i))));
+  const { rows } = await db.database.query<{ together: number }>(
+    'SELECT count(*)::int AS together FROM clinical_resource WHERE site_id = $1 GROUP BY xmin::text',
+    [site.siteId],
+  );
+  assert.ok(rows.every((row) => row.together <= 3), `creates per commit: ${rows.map((row) => row.together).join(', ')}`);
+  assert.ok(rows.some((row) => row.together > 1), 'some large creates were still committed together');
+  for (const [i, stored] of created.entries()) {
+    assert.equal((await store.read<Patient>('Patient', stored.id!))?.address?.[0]?.text, large(i).address![0]!.text);
+  }
+});
