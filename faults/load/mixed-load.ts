@@ -40,7 +40,12 @@ export class MixedLoad {
     const { gateway } = this.#env;
     if (gateway.listening.has('mllp')) for (let i = 0; i < options.mllpSenders; i++) this.#workers.push(runMllpSender(this.control, this.hl7, gateway.ports.mllp));
     if (gateway.listening.has('dicom')) for (let i = 0; i < options.dicomAssociations; i++) this.#workers.push(runDicomSender(this.control, this.dicom, gateway.ports.dicom, this.#site.aeTitle));
-    if (gateway.listening.has('fhir')) for (let i = 0; i < options.fhirWriters; i++) this.#workers.push(runFhirWriter(this.control, this.fhir, gateway.ports.fhir, this.#site.apiKey));
+    // Half the writers post plainly (the path that commits concurrent creates together), half conditionally.
+    if (gateway.listening.has('fhir')) {
+      for (let i = 0; i < options.fhirWriters; i++) {
+        this.#workers.push(runFhirWriter(this.control, this.fhir, gateway.ports.fhir, this.#site.apiKey, i % 2 === 0 ? 'plain' : 'conditional'));
+      }
+    }
   }
 
   /** Stops making new items and lets the senders retry until everything is acknowledged (bounded). */

@@ -123,6 +123,14 @@ export async function runDicomSender(control: LoadControl, ledger: Ledger<Genera
   }
 }
 
+/** The id of the one patient the search finds, if it finds exactly one; throws when the search is not answered (retry later). */
+async function storedPatientId(port: number, apiKey: string, criteria: string): Promise<string | undefined> {
+  const answer = await http({ port, path: `/fhir/Patient?${criteria.replace('|', '%7C')}`, headers: { 'x-api-key': apiKey } });
+  if (answer.status !== 200) throw new Error(`the search for the stored patient answered HTTP ${answer.status}`);
+  const bundle = JSON.parse(answer.body) as { entry?: { resource?: { id?: string } }[] };
+  return bundle.entry?.length === 1 ? bundle.entry[0]!.resource?.id : undefined;
+}
+
 /** HTTP statuses: 2xx acknowledged; 429/503 (and no answer) retry later; anything else permanent. */
 function httpVerdict(status: number) {
   if (status >= 200 && status < 300) return 'ack' as const;
@@ -131,10 +139,15 @@ function httpVerdict(status: number) {
 }
 
 /**
- * One FHIR writer: creates patients with a conditional create (If-None-Exist on the business
- * identifier, FHIR R4 http.html#ccreate), which is how a FHIR client retries a create safely.
+ * How a FHIR writer makes its patients safe to retry. `conditional`: If-None-Exist on the
+ * business identifier (FHIR R4 http.html#ccreate), answered 200 with the stored patient when an
+ * earlier attempt was applied. `plain`: a plain POST, the path where the service commits
+ * concurrent creates together; a retry answered 409 (the site already has an active patient with
+ * that identifier) means an earlier attempt was applied, and the writer looks the patient up.
  */
-export async function runFhirWriter(control: LoadControl, ledger: Ledger<FhirItem>, port: number, apiKey: string): Promise<void> {
+export type FhirWriteMode = 'conditional' | 'plain';
+
+export async function runFhirWriter(control: LoadControl, ledger: Ledger<FhirItem>, port: number, apiKey: string, mode: FhirWriteMode): Promise<void> {
   while (!control.stopped) {
     const item = ledger.take(control.producing);
     if (!item) {
@@ -143,13 +156,19 @@ export async function runFhirWriter(control: LoadControl, ledger: Ledger<FhirIte
       continue;
     }
     try {
+      const criteria = `identifier=${fhirIdentifierSystem}|${item.data.identifier}`;
       const answer = await http({
         port,
         method: 'POST',
         path: '/fhir/Patient',
-        headers: { 'content-type': 'application/fhir+json', 'x-api-key': apiKey, 'if-none-exist': `identifier=${fhirIdentifierSystem}|${item.data.identifier}` },
+        headers: { 'content-type': 'application/fhir+json', 'x-api-key': apiKey, ...(mode === 'conditional' ? { 'if-none-exist': criteria } : {}) },
         body: item.data.body,
       });
+      if (mode === 'plain' && answer.status === 409 && item.attempts > 1) {
+        const found = await storedPatientId(port, apiKey, criteria);
+        ledger.settle(item, found ? { verdict: 'ack', detail: 'HTTP 409 on a retry: stored by an earlier attempt' } : { verdict: 'permanent', detail: `HTTP 409 ${answer.body.slice(0, 200)}` }, found);
+        continue;
+      }
       const verdict = httpVerdict(answer.status);
       let id: string | undefined;
       try {
