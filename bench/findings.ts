@@ -19,8 +19,9 @@ const fhirCreate =
   '`--only fhir` runs; dropping the version and token rows\' own foreign keys to site (the current row\'s key already checks it) ' +
   'added 1.07x-1.15x in alternating pairs. What is left, measured on the bench\'s store with batching: per create the service spends ' +
   '181 µs of CPU and PostgreSQL 153 µs, per baseline (b) insert its server 88 µs and PostgreSQL 90 µs, and the machine is 20% idle ' +
-  'during the gateway\'s run against 12% during the baseline\'s (two batches waiting on their WAL flushes; more batches at once were ' +
-  'smaller and slower: three 0.85-0.94x and four 0.86x the rate of two). The service\'s extra CPU is the FHIR work baseline (b) does ' +
+  'during the gateway\'s run against 12% during the baseline\'s (not the WAL flush: with synchronous_commit off, for the measurement ' +
+  'only, neither the rate nor the idle share fell; more batches at once were smaller and slower: three 0.85-0.94x and four 0.86x the ' +
+  'rate of two). The service\'s extra CPU is the FHIR work baseline (b) does ' +
   'not do: validation against the StructureDefinitions (about 40 µs per Patient), index values, the access log, authentication and ' +
   'the response headers; PostgreSQL\'s extra is the version row, the token rows and six more indexes on the current row. ' +
   'Details: docs/architecture.md, Benchmarks.';

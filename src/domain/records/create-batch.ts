@@ -21,9 +21,9 @@ export type CreateOutcome = 'written' | 'subject-unknown';
 /** Writes one create on its own (the unbatched statement), as the caller does outside a batch. */
 export type WriteOne = (pending: PendingCreate) => Promise<void>;
 
-// Two batches at once: while one waits for its WAL flush the next is being written. More made
-// the batches smaller and cost more than they overlapped (see docs/architecture.md, Benchmarks);
-// the rest of the pool stays free for the other surfaces.
+// Two batches at once measured best (one to eight were compared, docs/architecture.md,
+// Benchmarks): more at once made the batches smaller, and PostgreSQL's per-statement work grew
+// faster than the overlap helped. The rest of the pool stays free for the other surfaces.
 const maxInFlight = 2;
 const maxBatch = 64;
 // A batch travels as one parameter: many large resources (bodies may be up to 4 MiB) must not
