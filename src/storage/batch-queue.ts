@@ -2,8 +2,14 @@
 export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 export interface BatchQueueOptions<I, R> {
-  /** Batches running at once; items arriving while all run wait and go together in the next. */
+  /** Batches running at once. */
   maxInFlight: number;
+  /**
+   * Milliseconds the newest running batch must have run before another starts beside it (0: at
+   * once). One batch at a time makes the largest batches under load; a batch held up (by a lock,
+   * a slow disk) must still not hold up everything queued behind it for longer than this.
+   */
+  spreadAfterMs?: number;
   maxBatch: number;
   /** A bound on a batch's total weight (its bytes, say); a batch always takes at least one item. */
   maxWeight?: number;
@@ -20,15 +26,18 @@ interface Waiting<I, R> {
 }
 
 /**
- * Groups concurrent calls into batches without a timer: a call made while fewer than
- * maxInFlight batches run starts one at once (alone, when nothing else waits), so a lone caller
- * waits for nothing; calls made while all run are queued and leave together as soon as one
- * finishes. Under load the batches grow by themselves, with no delay added at low load.
+ * Groups concurrent calls into batches. The calls made in one turn of the event loop leave
+ * together at the end of that turn (a lone caller waits for nothing else); calls made while a
+ * batch runs are queued and leave together when it finishes, or beside it once it has run for
+ * spreadAfterMs. Under load the batches grow by themselves, with no delay added at low load.
  */
 export class BatchQueue<I, R> {
   readonly #options: BatchQueueOptions<I, R>;
   #waiting: Waiting<I, R>[] = [];
   #inFlight = 0;
+  #newestStartedAt = 0;
+  #endOfTurnScheduled = false;
+  #spreadTimer: NodeJS.Timeout | undefined;
 
   constructor(options: BatchQueueOptions<I, R>) {
     if (options.maxInFlight < 1 || options.maxBatch < 1) throw new RangeError('maxInFlight and maxBatch must be at least 1');
@@ -38,7 +47,12 @@ export class BatchQueue<I, R> {
   add(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.#waiting.push({ item, weight: this.#options.weigh?.(item) ?? 0, resolve, reject });
-      this.#startNext();
+      if (this.#endOfTurnScheduled) return;
+      this.#endOfTurnScheduled = true;
+      setImmediate(() => {
+        this.#endOfTurnScheduled = false;
+        this.#startNext();
+      });
     });
   }
 
@@ -47,14 +61,33 @@ export class BatchQueue<I, R> {
   }
 
   #startNext(): void {
+    const spreadAfterMs = this.#options.spreadAfterMs ?? 0;
     while (this.#inFlight < this.#options.maxInFlight && this.#waiting.length > 0) {
+      if (this.#inFlight > 0) {
+        const ranFor = performance.now() - this.#newestStartedAt;
+        if (ranFor < spreadAfterMs) {
+          this.#spreadLater(spreadAfterMs - ranFor);
+          return;
+        }
+      }
       const batch = this.#waiting.splice(0, this.#nextBatchSize());
       this.#inFlight++;
+      this.#newestStartedAt = performance.now();
       void this.#runBatch(batch).finally(() => {
         this.#inFlight--;
         this.#startNext();
       });
     }
+  }
+
+  /** Looks again once the newest batch has run long enough; unref'd, so it keeps no process alive. */
+  #spreadLater(delayMs: number): void {
+    if (this.#spreadTimer) return;
+    this.#spreadTimer = setTimeout(() => {
+      this.#spreadTimer = undefined;
+      this.#startNext();
+    }, Math.ceil(delayMs));
+    this.#spreadTimer.unref();
   }
 
   #nextBatchSize(): number {

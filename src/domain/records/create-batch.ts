@@ -21,10 +21,13 @@ export type CreateOutcome = 'written' | 'subject-unknown';
 /** Writes one create on its own (the unbatched statement), as the caller does outside a batch. */
 export type WriteOne = (pending: PendingCreate) => Promise<void>;
 
-// Two batches at once measured best (one to eight were compared, docs/architecture.md,
-// Benchmarks): more at once made the batches smaller, and PostgreSQL's per-statement work grew
-// faster than the overlap helped. The rest of the pool stays free for the other surfaces.
+// One batch at a time, while it runs normally: the creates of a turn of the event loop leave
+// together, and those arriving meanwhile make the next batch as large as the load allows (on two
+// cores, 1.09x the creates a second of two batches at once, in four alternating pairs; docs/
+// architecture.md, Benchmarks). A batch that has run for 25 ms (held up by a lock or a slow
+// disk) lets a second start beside it, so that it cannot hold up every create of the process.
 const maxInFlight = 2;
+const spreadAfterMs = 25;
 const maxBatch = 64;
 // A batch travels as one parameter: many large resources (bodies may be up to 4 MiB) must not
 // make one of hundreds of megabytes. Larger creates go in smaller batches, or alone.
@@ -39,10 +42,10 @@ interface QueuedCreate {
 const queues = new WeakMap<Database, BatchQueue<QueuedCreate, CreateOutcome>>();
 
 /**
- * Standalone creates that arrive while others are being written leave together, as one
- * statement: its rows are committed by one transaction, so each create is still acknowledged
- * only after the commit that made it durable, but many share one round trip, one plan and one
- * WAL flush. A lone create (no other waiting) is written by the ordinary single statement.
+ * Standalone creates made in one turn of the event loop, or while a batch is being written,
+ * leave together as one statement: its rows are committed by one transaction, so each create is
+ * still acknowledged only after the commit that made it durable, but many share one round trip,
+ * one plan and one WAL flush. A lone create is written by the ordinary single statement.
  * When a batch fails on something one of its rows did (a constraint, a deadlock), nothing of it
  * was written and each create is written again on its own, so that each gets its own answer.
  */
@@ -51,6 +54,7 @@ export function createBatched(database: Database, pending: PendingCreate, writeO
   if (!queue) {
     queue = new BatchQueue<QueuedCreate, CreateOutcome>({
       maxInFlight,
+      spreadAfterMs,
       maxBatch,
       maxWeight: maxBatchBytes,
       weigh: (queued) => queued.row.length,

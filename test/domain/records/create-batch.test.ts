@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Observation, Patient, Resource } from '@medplum/fhirtypes';
 import { isDomainError } from '../../../src/domain/errors.ts';
 import { resourceStore } from '../../../src/domain/records/resource-store.ts';
@@ -149,4 +150,31 @@ test('large creates go in smaller batches, each stored whole', async () => {
   for (const [i, stored] of created.entries()) {
     assert.equal((await store.read<Patient>('Patient', stored.id!))?.address?.[0]?.text, large(i).address![0]!.text);
   }
+});
+
+test('a batch held up by a lock does not hold up the creates queued behind it', async () => {
+  const site = await createTestSite(db.database);
+  const store = resourceStore(db.database, site);
+  const rollBack = new Error('roll back');
+  let held: Promise<Patient> | undefined;
+  let others: Patient[] = [];
+  await assert.rejects(
+    db.database.transaction(async (tx) => {
+      // An uncommitted patient with this identifier: a create of the same identifier waits on the
+      // unique index until this transaction ends.
+      await resourceStore(tx, site).create(patient('MRN-H1'));
+      held = store.create(patient('MRN-H1'));
+      await delay(50);
+      const timeout = delay(5_000).then(() => {
+        throw new Error('the creates behind the held batch did not complete');
+      });
+      others = await Promise.race([Promise.all([2, 3, 4].map((i) => store.create(patient(`MRN-H${i}`)))), timeout]);
+      throw rollBack;
+    }),
+    (error) => error === rollBack,
+  );
+  assert.equal(others.length, 3);
+  // The holder rolled back, so the held create goes through.
+  const created = await held!;
+  assert.equal((await store.findPatientByBusinessIdentifier('MRN-H1'))?.id, created.id);
 });
