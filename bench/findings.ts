@@ -13,22 +13,20 @@ const fhirPerRequest =
   'negotiation, presentation), so a load generator or PostgreSQL competing for the two cores hurts it more.';
 
 const fhirCreate =
-  'Concurrent creates are now written together (src/domain/records/create-batch.ts): creates that arrive while two batches are being ' +
-  'written leave together as one statement when one finishes, committed by one transaction, each still answered only after that commit; ' +
-  'a lone create is the single statement as before. This took the ratio from 0.35x (last full run before it) to 0.45-0.46x in ' +
-  '`--only fhir` runs; dropping the version and token rows\' own foreign keys to site (the current row\'s key already checks it) ' +
-  'added 1.07x-1.15x in alternating pairs. What is left, measured on the bench\'s store with batching: per create the service spends ' +
-  '181 µs of CPU and PostgreSQL 153 µs, per baseline (b) insert its server 88 µs and PostgreSQL 90 µs, and the machine is 20% idle ' +
-  'during the gateway\'s run against 12% during the baseline\'s (not the WAL flush: with synchronous_commit off, for the measurement ' +
-  'only, neither the rate nor the idle share fell; more batches at once were smaller and slower: three 0.85-0.94x and four 0.86x the ' +
-  'rate of two). The service\'s extra CPU is the FHIR work baseline (b) does ' +
-  'not do: validation against the StructureDefinitions (about 40 µs per Patient), index values, the access log, authentication and ' +
-  'the response headers; PostgreSQL\'s extra is the version row, the token rows and six more indexes on the current row. ' +
-  'Details: docs/architecture.md, Benchmarks.';
+  'Met in the last full run (0.09x at the start of this work, 0.35x before creates were batched). A create is one statement after ' +
+  'validation (a data-modifying CTE writing the current row, the version row and the token rows, with the subject check folded in), ' +
+  'and concurrent creates are written together (src/domain/records/create-batch.ts): the creates of one event-loop turn, and those ' +
+  'arriving while a batch runs, leave as one statement committed by one transaction, each answered only after that commit; one batch ' +
+  'runs at a time unless it has run for 25 ms. Measured before the batching: per create the service spent 181-257 µs of CPU and ' +
+  'PostgreSQL 253-323 µs, per baseline (b) insert its server 40-88 µs and PostgreSQL 71-90 µs; batched, PostgreSQL\'s share per ' +
+  'create roughly halves. Two batches allowed at once made 54% of batches single creates (a finished batch let the next create start ' +
+  'one alone); gathering each event-loop turn and one batch at a time gave 1.09x over that. When this figure misses, look at the ' +
+  'machine first: the service still spends about twice the CPU per create of baseline (b)\'s server (validation alone about 40 µs), ' +
+  'so a load generator or PostgreSQL competing for the two cores hurts it more. Details: docs/architecture.md, Benchmarks.';
 
 const mllp =
   'Not reachable on this machine while every ACK waits for its commit. 0.5x of the frame-and-ACK baseline, which does no I/O, means ' +
-  '10,300-24,900 messages a second (its rate at 8 connections was 20,627 to 49,823 over the last seven full runs): at most 80-194 µs of ' +
+  '10,300-25,000 messages a second (its rate at 8 connections was 20,627 to 49,966 over the last eight full runs): at most 80-194 µs of ' +
   'CPU per message, both cores together, for everything: the MLLP exchange, parsing, validation and a durable commit. Baseline (b) of ' +
   'the same run is the floor of any ACK-after-commit intake, one single-row INSERT per request with the same commit settings and nothing ' +
   'else, and it peaks at 5,900-13,000 a second over those runs, always below half the frame-and-ACK rate of the same run. The intake ' +
@@ -39,7 +37,7 @@ const mllp =
   '(at most once a minute): with no statistics PostgreSQL chose indexes by tie, and a token lookup walked 12,714 rows of another index ' +
   '(4 ms) where the token primary key finds it directly. Whether autovacuum came by during a run is the likely reason earlier runs ranged from 303 to 979 ' +
   'messages a second. The service now analyses a table as soon as it outgrows its statistics (src/storage/planner-statistics.ts): ' +
-  'ADT^A01 at 8 connections 845-1,551 a second over the last six full runs. A CPU profile at 8 connections ' +
+  'ADT^A01 at 8 connections 845-1,551 a second over the last seven full runs. A CPU profile at 8 connections ' +
   'showed the service 44% idle, waiting for PostgreSQL, and about 1.9 ms of CPU per message across all processes: two cores gave about ' +
   '1,050 such messages a second on that run\'s machine, about what was measured there, so the machine, not a wait, is the limit (the ' +
   'machine of the latest run was about twice as fast: baseline (a) 20,187 against 10,596 reads a second). The remaining lever is ' +
