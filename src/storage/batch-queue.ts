@@ -11,7 +11,10 @@ export interface BatchQueueOptions<I, R> {
    */
   spreadAfterMs?: number;
   maxBatch: number;
-  /** A bound on a batch's total weight (its bytes, say); a batch always takes at least one item. */
+  /**
+   * A bound on a batch's total weight (its bytes, say); a batch always takes at least one item.
+   * Items are weighed only when a batch could hold more than one, so a lone item never is.
+   */
   maxWeight?: number;
   weigh?(item: I): number;
   /** Runs one batch; answers each item, in order. A throw fails every item of the batch with it. */
@@ -20,7 +23,7 @@ export interface BatchQueueOptions<I, R> {
 
 interface Waiting<I, R> {
   item: I;
-  weight: number;
+  weight?: number;
   resolve(value: R): void;
   reject(error: unknown): void;
 }
@@ -46,7 +49,7 @@ export class BatchQueue<I, R> {
 
   add(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.#waiting.push({ item, weight: this.#options.weigh?.(item) ?? 0, resolve, reject });
+      this.#waiting.push({ item, resolve, reject });
       if (this.#endOfTurnScheduled) return;
       this.#endOfTurnScheduled = true;
       setImmediate(() => {
@@ -92,14 +95,20 @@ export class BatchQueue<I, R> {
 
   #nextBatchSize(): number {
     const { maxBatch, maxWeight = Infinity } = this.#options;
-    let size = 0;
-    let weight = 0;
-    for (const waiting of this.#waiting) {
-      if (size === maxBatch || (size > 0 && weight + waiting.weight > maxWeight)) break;
-      size++;
-      weight += waiting.weight;
+    const waiting = this.#waiting;
+    if (waiting.length <= 1 || maxBatch === 1) return Math.min(waiting.length, 1);
+    let weight = this.#weightOf(waiting[0]!);
+    let size = 1;
+    for (; size < waiting.length && size < maxBatch; size++) {
+      const next = this.#weightOf(waiting[size]!);
+      if (weight + next > maxWeight) break;
+      weight += next;
     }
     return size;
+  }
+
+  #weightOf(waiting: Waiting<I, R>): number {
+    return (waiting.weight ??= this.#options.weigh?.(waiting.item) ?? 0);
   }
 
   async #runBatch(batch: Waiting<I, R>[]): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Resource } from '@medplum/fhirtypes';
 import { BatchQueue, type Settled } from '../../storage/batch-queue.ts';
 import type { Database } from '../../storage/database.ts';
+import { isRetryableTransactionError } from '../../storage/errors.ts';
 import type { SiteContext } from '../site-context.ts';
 import type { IndexValues } from './index-values.ts';
 import type { StoredResourceType } from './search-parameters.ts';
@@ -19,7 +20,7 @@ export interface PendingCreate {
 export type CreateOutcome = 'written' | 'subject-unknown';
 
 /** Writes one create on its own (the unbatched statement), as the caller does outside a batch. */
-export type WriteOne = (pending: PendingCreate) => Promise<void>;
+export type WriteOne = (database: Database, pending: PendingCreate) => Promise<void>;
 
 // One batch at a time, while it runs normally: the creates of a turn of the event loop leave
 // together, and those arriving meanwhile make the next batch as large as the load allows (on two
@@ -33,10 +34,15 @@ const maxBatch = 64;
 // make one of hundreds of megabytes. Larger creates go in smaller batches, or alone.
 const maxBatchBytes = 1024 * 1024;
 
-/** A create in the queue, with its row of the batch statement already serialised (and so weighed). */
+/** A create in the queue; its row of the batch statement is serialised once, when first needed. */
 interface QueuedCreate {
   pending: PendingCreate;
-  row: string;
+  row?: string;
+}
+
+/** A lone create is written by the single statement and never needs its row. */
+function rowOf(queued: QueuedCreate): string {
+  return (queued.row ??= JSON.stringify(batchRow(queued.pending)));
 }
 
 const queues = new WeakMap<Database, BatchQueue<QueuedCreate, CreateOutcome>>();
@@ -57,34 +63,34 @@ export function createBatched(database: Database, pending: PendingCreate, writeO
       spreadAfterMs,
       maxBatch,
       maxWeight: maxBatchBytes,
-      weigh: (queued) => queued.row.length,
+      weigh: (queued) => rowOf(queued).length,
       run: (batch) => writeBatch(database, batch, writeOne),
     });
     queues.set(database, queue);
   }
-  return queue.add({ pending, row: JSON.stringify(batchRow(pending)) });
+  return queue.add({ pending });
 }
 
 async function writeBatch(database: Database, batch: readonly QueuedCreate[], writeOne: WriteOne): Promise<Settled<CreateOutcome>[]> {
-  if (batch.length === 1) return [await settle(batch[0]!.pending, writeOne)];
+  if (batch.length === 1) return [await settle(database, batch[0]!.pending, writeOne)];
   let written: Set<string>;
   try {
     const { rows } = await database.query<{ id: string }>({
       name: 'records-write-insert-batch',
       text: insertBatchStatement,
-      values: [`[${batch.map((queued) => queued.row).join(',')}]`],
+      values: [`[${batch.map(rowOf).join(',')}]`],
     });
     written = new Set(rows.map((row) => row.id));
   } catch (error) {
     if (!causedByARow(error)) throw error;
-    return Promise.all(batch.map((queued) => settle(queued.pending, writeOne)));
+    return Promise.all(batch.map((queued) => settle(database, queued.pending, writeOne)));
   }
   return batch.map(({ pending }) => ({ ok: true, value: written.has(pending.resource.id!) ? 'written' : 'subject-unknown' }));
 }
 
-async function settle(pending: PendingCreate, writeOne: WriteOne): Promise<Settled<CreateOutcome>> {
+async function settle(database: Database, pending: PendingCreate, writeOne: WriteOne): Promise<Settled<CreateOutcome>> {
   try {
-    await writeOne(pending);
+    await writeOne(database, pending);
     return { ok: true, value: 'written' };
   } catch (error) {
     return { ok: false, error };
@@ -94,7 +100,7 @@ async function settle(pending: PendingCreate, writeOne: WriteOne): Promise<Settl
 /** Integrity violations (class 23), deadlocks and serialization failures: a row's doing, not the server's. */
 function causedByARow(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && (code.startsWith('23') || code === '40P01' || code === '40001');
+  return (typeof code === 'string' && code.startsWith('23')) || isRetryableTransactionError(error);
 }
 
 function batchRow(pending: PendingCreate): Record<string, unknown> {

@@ -4,7 +4,7 @@ import { Database, type Queryable } from '../../storage/database.ts';
 import { uniqueViolation } from '../../storage/errors.ts';
 import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
-import { createBatched, type PendingCreate } from './create-batch.ts';
+import { createBatched, type PendingCreate, type WriteOne } from './create-batch.ts';
 import { indexValues, isResourceId, type IndexValues } from './index-values.ts';
 import { activePatientByBusinessIdentifier, present } from './read.ts';
 import { isStoredResourceType, patientReferenceElement, type StoredResourceType } from './search-parameters.ts';
@@ -47,10 +47,12 @@ export async function insertResource<T extends Resource>(tx: Queryable, site: Si
   }
   const element = patientReferenceElement(type);
   const pending: PendingCreate = { site, type, resource: stored, values, subject: element ? values.patientId : null };
-  const writeOne = (one: PendingCreate) => writeRows(tx, one.site, one.type, one.resource, one.values, 'insert');
-  if ((await createBatched(tx, pending, writeOne)) === 'subject-unknown') throw subjectNotInSite(type, element ?? 'subject', String(pending.subject));
+  if ((await createBatched(tx, pending, writeAlone)) === 'subject-unknown') throw subjectNotInSite(type, element ?? 'subject', String(pending.subject));
   return stored;
 }
+
+/** How a create of a batch is written again on its own when its batch failed on a row. */
+const writeAlone: WriteOne = (database, one) => writeRows(database, one.site, one.type, one.resource, one.values, 'insert');
 
 export async function replaceResource<T extends Resource>(
   tx: Queryable,
