@@ -52,8 +52,23 @@ const dicomSmallOrthanc =
   'fsyncs in parallel), then the PostgreSQL commit of the index (a WAL flush), which must follow the file\'s flush: an index entry ' +
   'committed first could, after a crash, answer a retry "already stored" for a file that never reached the disk.';
 
+/** Measured by acknowledging early, for the measurement only, in a copy of the service. */
+const flushesAreNotTheGap =
+  'The flushes the service makes beyond Orthanc\'s are not what keeps it behind. Measured on a harness (the service on the local ' +
+  'PostgreSQL, six rounds, each the service as it is, two copies changed for the measurement only, and Orthanc, in turn; medians): ' +
+  'answering without waiting for the final name\'s folder fsync gave 291 and 423 instances/s at one and four associations against ' +
+  '319 and 470 for the service as it is (no gain); committing the index beside the file\'s flush instead of after it, and answering ' +
+  'after both, 338 and 450 (1.06x at one association, nothing at four); Orthanc 371 and 635. Per instance, at four associations, the ' +
+  'whole machine spent 3.2-3.8 ms of CPU on the service\'s runs (the service 1.8-2.0 ms, PostgreSQL 0.6-0.7) against 2.5-2.8 ms on ' +
+  'Orthanc\'s (its process 1.6-1.8): the gap is the CPU that the index in PostgreSQL and the service\'s own work add, not a flush. ' +
+  'This machine\'s ext4 runs without a journal (perf shows ext4_fsync_nojournal), so each fsync writes its own data and inode, and ' +
+  'a file\'s name is durable only through its folder\'s fsync. Part of that CPU is gone: the instance row\'s two deferred foreign ' +
+  'keys locked its study\'s and its series\' rows at every commit, rows that every store of the series locks too; without them ' +
+  '(migration 0502) 1.09x the instances a second at one and at four associations (medians of 11 alternating pairs each, 8 above 1), ' +
+  'PostgreSQL 0.55-0.65 ms of CPU per instance where it spent 0.6-0.9.';
+
 const dicomSmallOne =
-  `${dicomSmallOrthanc} With one association the sender waits for each answer, so the chain of those steps is the limit. Timed ` +
+  `${dicomSmallOrthanc} With one association the sender waits for each answer, so the chain of those steps is on the critical path. Timed ` +
   'inside the handler on a harness (the service on the local PostgreSQL, storescu, medians of 4,000 instances), from the end of the ' +
   'transfer: pool checkout and BEGIN done at 0.25 ms, the claim of the SOP Instance UID back at 0.8, the temporary name durable at 0.8 ' +
   'and the file linked at 0.9, the fsyncs done at 1.0-1.2, COMMIT at 1.6 ms. Two changes took the BEGIN round trip and the wait for ' +
@@ -62,22 +77,22 @@ const dicomSmallOne =
   'durable at 0.92, COMMIT at 1.30 ms; in eight alternating pairs of harness runs, 1.02x-1.15x the throughput without them (geometric ' +
   'mean 1.10x). The bench itself cannot resolve that: in one hour, `--only dicom` on the previous code gave 0.80x and 0.94x Orthanc ' +
   'and on this code 0.69x-0.81x, with Orthanc between 329 and 460 instances/s. What remains after the transfer is the file\'s flush ' +
-  '(an ext4 journal commit) and then PostgreSQL\'s WAL flush, two flushes in sequence against Orthanc\'s one, plus the claim ' +
-  'statement (0.5 ms, in parallel with the first flush). Matching Orthanc would mean acknowledging before one of them, which the ' +
-  'service\'s contract (nothing acknowledged is lost) does not allow.';
+  'and then PostgreSQL\'s WAL flush, two flushes in sequence against Orthanc\'s one, plus the claim statement (0.5 ms, in parallel ' +
+  `with the first flush). ${flushesAreNotTheGap}`;
 
 const dicomSmallFour =
-  `${dicomSmallOrthanc} With four associations the two cores are the limit (80-85% busy during the run, the rest waiting on those ` +
-  'flushes). CPU per instance: the service 1.7-2.3 ms and PostgreSQL 0.6-0.9 ms, against 1.5-2.1 ms for Orthanc\'s whole process; ' +
+  `${dicomSmallOrthanc} With four associations the two cores are the limit (80-85% busy during the run). ` +
+  'CPU per instance: the service 1.7-2.3 ms and PostgreSQL 0.6-0.9 ms, against 1.5-2.1 ms for Orthanc\'s whole process; ' +
   'by thread, once warm (a process\'s third run): the main thread 0.9-1.0 ms, V8\'s helper threads 0.06-0.22, libuv\'s thread pool ' +
   '0.7 ms of kernel time (the file-system calls: create, write, two fsyncs, link, close, unlink). perf record of the service: 40% of ' +
   'its samples in the kernel, 18 points of them switching threads, 12% in V8\'s garbage collector, 2.6% in SHA-256. Tried and not ' +
   'kept: the quick file-system calls (link, unlink, close, the dataset written in one writev at the end) made synchronously on the ' +
   'main thread saved about 0.2 ms of CPU per instance in alternating runs, but creating a file then took 0.11 ms on average on the ' +
-  'event loop (waiting on the ext4 journal), which would stall every other surface. Spare files and BEGIN ahead: 1.025x in eight ' +
-  'alternating pairs; the embedded PostgreSQL reached over its Unix socket instead of loopback TCP: 1.08x (7 of 8 pairs above 1). Earlier rounds removed a lock (every instance wrote its study\'s row and held it until COMMIT) and reuse open ' +
-  'folder descriptors for fsyncs. Matching Orthanc would need the service\'s and PostgreSQL\'s CPU per instance cut by about a ' +
-  'quarter together, with one more flush per instance than Orthanc makes.';
+  'event loop (waiting on the file system while other fsyncs run), which would stall every other surface. Spare files and BEGIN ' +
+  'ahead: 1.025x in eight alternating pairs; the embedded PostgreSQL reached over its Unix socket instead of loopback TCP: 1.08x (7 ' +
+  'of 8 pairs above 1). Earlier rounds removed a lock (every instance wrote its study\'s row and held it until COMMIT) and reuse ' +
+  `open folder descriptors for fsyncs. ${flushesAreNotTheGap} Matching Orthanc needs the service's and PostgreSQL's CPU per ` +
+  'instance cut by about a quarter together.';
 
 const memory =
   'Met since the service runs with --heap-growing-percent=50 (src/cli/service-runtime.ts). Before, the FHIR scenarios, which run in ' +

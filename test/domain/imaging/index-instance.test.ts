@@ -103,6 +103,32 @@ test('concurrent instances of one study all land in it', async () => {
   assert.equal(study?.sizeBytes, 8 * 9830);
 });
 
+test('every instance is indexed with its study and series, also when first instances of new studies arrive together', async () => {
+  // The instance rows carry no foreign key to their study and series (migration 0502): the claim
+  // statement, or the upsert after it, must leave both rows behind in every interleaving.
+  const site = await createTestSite(db.database);
+  const studies = Array.from({ length: 3 }, () => ({ studyInstanceUid: uid(), series: [uid(), uid()] }));
+  const results = await Promise.all(
+    Array.from({ length: 24 }, (_, n) => {
+      const study = studies[n % studies.length]!;
+      const seriesInstanceUid = study.series[Math.floor(n / studies.length) % 2]!;
+      return db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ studyInstanceUid: study.studyInstanceUid, seriesInstanceUid })));
+    }),
+  );
+  assert.ok(results.every((r) => r.outcome === 'stored'));
+  const { rows } = await db.database.query(
+    `SELECT count(*)::int AS instances,
+            count(*) FILTER (WHERE st.study_instance_uid IS NULL OR se.series_instance_uid IS NULL
+                               OR se.study_instance_uid <> i.study_instance_uid)::int AS without_parents
+     FROM imaging_instance i
+     LEFT JOIN imaging_study st ON st.site_id = i.site_id AND st.study_instance_uid = i.study_instance_uid
+     LEFT JOIN imaging_series se ON se.site_id = i.site_id AND se.series_instance_uid = i.series_instance_uid
+     WHERE i.site_id = $1`,
+    [site.siteId],
+  );
+  assert.deepEqual(rows[0], { instances: 24, without_parents: 0 });
+});
+
 test('study attributes come from the first instance; later ones only fill gaps; modalities accumulate', async () => {
   const site = await createTestSite(db.database);
   const studyInstanceUid = uid();
