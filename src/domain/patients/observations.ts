@@ -16,7 +16,7 @@ export async function recordPatientObservation(
   patientId: string,
   observation: Observation,
 ): Promise<{ observation: Observation; created: boolean }> {
-  const { resource, created } = await recordPatientResult(tx, site, patientId, observation);
+  const [{ resource, created }] = (await recordPatientResults(tx, site, patientId, [observation])) as [{ resource: Observation; created: boolean }];
   return { observation: resource, created };
 }
 
@@ -27,28 +27,48 @@ export async function recordPatientDocument(
   patientId: string,
   document: DocumentReference,
 ): Promise<{ document: DocumentReference; created: boolean }> {
-  const { resource, created } = await recordPatientResult(tx, site, patientId, document);
+  const [{ resource, created }] = (await recordPatientResults(tx, site, patientId, [document])) as [{ resource: DocumentReference; created: boolean }];
   return { document: resource, created };
 }
 
-async function recordPatientResult<T extends Observation | DocumentReference>(
+export type PatientResult = Observation | DocumentReference;
+
+/**
+ * The results of one message, stored together: new ones in one statement, after one look-up of
+ * all their identifiers (an ORU^R01 of a panel took three statements per result). Each is
+ * stored, left alone (same content) or updated as it would be on its own, and any problem fails
+ * the call, and with it the caller's transaction, as one result's problem always did.
+ */
+export async function recordPatientResults(
   tx: Transaction,
   site: SiteContext,
   patientId: string,
-  observation: T,
-): Promise<{ resource: T; created: boolean }> {
-  const identifier = observation.identifier?.[0];
-  if (!identifier?.value) throw new DomainError('invalid', 'a result needs an identifier to be stored idempotently');
+  results: readonly PatientResult[],
+): Promise<{ resource: PatientResult; created: boolean }[]> {
+  const items = results.map((result) => {
+    const identifier = result.identifier?.[0];
+    if (!identifier?.value) throw new DomainError('invalid', 'a result needs an identifier to be stored idempotently');
+    return {
+      identifier: { value: identifier.value, ...(identifier.system ? { system: identifier.system } : {}) },
+      resource: { ...result, subject: { reference: `Patient/${patientId}` } } as PatientResult,
+    };
+  });
   const store = resourceStore(tx, site);
-  const withSubject = { ...observation, subject: { reference: `Patient/${patientId}` } } as T;
-  const lookup = { value: identifier.value, ...(identifier.system ? { system: identifier.system } : {}) };
-  const outcome = await store.createIfNoneExist(`identifier=${identifier.system ?? ''}|${identifier.value}`, (s) => s.findByIdentifier(observation.resourceType, lookup), withSubject);
-  if (outcome.outcome === 'created') return { resource: outcome.resource, created: true };
-  if (outcome.outcome === 'ambiguous') {
-    throw new DomainError('conflict', `${outcome.count} ${observation.resourceType} resources already carry identifier ${identifier.value}`);
+  const outcomes = await store.createEachIfNoneExist(items);
+  const stored: { resource: PatientResult; created: boolean }[] = [];
+  for (const [index, outcome] of outcomes.entries()) {
+    const { identifier, resource } = items[index]!;
+    if (outcome.outcome === 'created') {
+      stored.push({ resource: outcome.resource, created: true });
+      continue;
+    }
+    if (outcome.outcome === 'ambiguous') {
+      throw new DomainError('conflict', `${outcome.count} ${resource.resourceType} resources already carry identifier ${identifier.value}`);
+    }
+    const existing = outcome.resource as PatientResult;
+    if (existing.resourceType !== resource.resourceType) throw new DomainError('conflict', `identifier ${identifier.value} belongs to a ${existing.resourceType}`);
+    if (sameContent(existing, resource)) stored.push({ resource: existing, created: false });
+    else stored.push({ resource: await store.update<PatientResult>({ ...resource, id: existing.id! }), created: false });
   }
-  const existing = outcome.resource as T;
-  if (existing.resourceType !== observation.resourceType) throw new DomainError('conflict', `identifier ${identifier.value} belongs to a ${existing.resourceType}`);
-  if (sameContent(existing, withSubject)) return { resource: existing, created: false };
-  return { resource: await store.update<T>({ ...withSubject, id: existing.id! }), created: false };
+  return stored;
 }

@@ -1,6 +1,6 @@
 import type { Resource } from '@medplum/fhirtypes';
 import { BatchQueue, type Settled } from '../../storage/batch-queue.ts';
-import type { Database } from '../../storage/database.ts';
+import type { Database, Queryable } from '../../storage/database.ts';
 import { isRetryableTransactionError } from '../../storage/errors.ts';
 import type { SiteContext } from '../site-context.ts';
 import type { IndexValues } from './index-values.ts';
@@ -86,6 +86,20 @@ async function writeBatch(database: Database, batch: readonly QueuedCreate[], wr
     return Promise.all(batch.map((queued) => settle(database, queued.pending, writeOne)));
   }
   return batch.map(({ pending }) => ({ ok: true, value: written.has(pending.resource.id!) ? 'written' : 'subject-unknown' }));
+}
+
+/**
+ * Several creates inside the caller's transaction, as one batch statement; the ids written (a
+ * create whose subject is not a patient of its site is not). Any error is the caller's
+ * transaction's, as it would be for one create.
+ */
+export async function writeCreatesIn(tx: Queryable, creates: readonly PendingCreate[]): Promise<Set<string>> {
+  const { rows } = await tx.query<{ id: string }>({
+    name: 'records-write-insert-batch',
+    text: insertBatchStatement,
+    values: [JSON.stringify(creates.map(batchRow))],
+  });
+  return new Set(rows.map((row) => row.id));
 }
 
 async function settle(database: Database, pending: PendingCreate, writeOne: WriteOne): Promise<Settled<CreateOutcome>> {

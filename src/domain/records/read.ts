@@ -105,6 +105,44 @@ export async function readByIdentifier<T extends Resource>(
   return rows.map((row) => present(row.content));
 }
 
+/**
+ * readByIdentifier for several look-ups at once, in one statement of the same shape: the
+ * resources found for each look-up, in the order of the look-ups and, within one, of storage.
+ */
+export async function readByIdentifiers(
+  db: Queryable,
+  site: SiteContext,
+  lookups: readonly { type: string; identifier: { system?: string; value: string } }[],
+): Promise<Resource[][]> {
+  const found: Resource[][] = lookups.map(() => []);
+  const asked = lookups.flatMap((lookup, index) => (isStoredResourceType(lookup.type) ? [{ ...lookup, index }] : []));
+  if (asked.length === 0) return found;
+  const { rows } = await db.query<{ lookup: number; content: Resource }>({
+    name: 'records-read-by-identifiers',
+    text: `SELECT q.lookup, r.content
+             FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS q(lookup, resource_type, code, system)
+             CROSS JOIN LATERAL (
+               SELECT DISTINCT t.resource_id FROM clinical_resource_token t
+                WHERE t.site_id = $1 AND t.resource_type = q.resource_type AND t.param = 'identifier' AND t.code = q.code
+                  AND (q.system IS NULL OR t.system = q.system)
+               OFFSET 0) m
+             CROSS JOIN LATERAL (
+               SELECT c.content, c.seq FROM clinical_resource c
+                WHERE c.site_id = $1 AND c.resource_type = q.resource_type AND c.id = m.resource_id
+               OFFSET 0) r
+            ORDER BY q.lookup, r.seq`,
+    values: [
+      site.siteId,
+      asked.map((lookup) => lookup.index),
+      asked.map((lookup) => lookup.type),
+      asked.map((lookup) => lookup.identifier.value),
+      asked.map((lookup) => lookup.identifier.system ?? null),
+    ],
+  });
+  for (const row of rows) found[row.lookup]!.push(present(row.content));
+  return found;
+}
+
 /** Shared with the locked variant of the writers (write.ts): one prepared statement for both. */
 export const activePatientByBusinessIdentifier = `SELECT content FROM clinical_resource
   WHERE site_id = $1 AND resource_type = 'Patient' AND active AND business_identifier = $2`;

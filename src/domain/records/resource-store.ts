@@ -4,6 +4,7 @@ import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
 import {
   readByIdentifier,
+  readByIdentifiers,
   readCurrent,
   readHistory,
   readPatientByBusinessIdentifier,
@@ -13,7 +14,7 @@ import {
 } from './read.ts';
 import { searchResources, type SearchRequest, type SearchResult } from './search.ts';
 import { inTransaction } from './store-transaction.ts';
-import { insertResource, lockedPatientByBusinessIdentifier, lockKey, replaceResource } from './write.ts';
+import { insertResource, insertResources, lockedPatientByBusinessIdentifier, lockKey, lockKeys, replaceResource } from './write.ts';
 
 /**
  * The versioned, site-scoped clinical record store that every surface writes through (FHIR,
@@ -57,7 +58,30 @@ export interface ResourceStore {
     criteriaKey: string,
     find: (store: ResourceStore) => Promise<Resource[]>,
     resource: T,
-  ): Promise<{ outcome: 'created'; resource: T } | { outcome: 'exists'; resource: Resource } | { outcome: 'ambiguous'; count: number }>;
+  ): Promise<ConditionalCreateOutcome<T>>;
+  /**
+   * createIfNoneExist for several resources, each looked up by one identifier, at once: their
+   * keys are locked in one statement, looked up in one and the new ones created in one. Outcomes
+   * are in the order of the items. Items sharing a key are taken one after the other, as
+   * separate calls would take them.
+   */
+  createEachIfNoneExist<T extends Resource>(items: readonly IdentifiedCreate<T>[]): Promise<ConditionalCreateOutcome<T>[]>;
+}
+
+export type ConditionalCreateOutcome<T extends Resource> =
+  | { outcome: 'created'; resource: T }
+  | { outcome: 'exists'; resource: Resource }
+  | { outcome: 'ambiguous'; count: number };
+
+/** A resource to create unless one of its type already carries the identifier. */
+export interface IdentifiedCreate<T extends Resource> {
+  identifier: { system?: string; value: string };
+  resource: T;
+}
+
+/** The conditional-create criteria of an identifier look-up, as the lock key names it. */
+function identifierCriteria(identifier: { system?: string; value: string }): string {
+  return `identifier=${identifier.system ?? ''}|${identifier.value}`;
 }
 
 export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
@@ -85,9 +109,30 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
       }),
     listPatientCompartment: (patientId) => readPatientCompartment(db, site, patientId),
     search: (request) => searchResources(db, site, request),
+    createEachIfNoneExist: <T extends Resource>(items: readonly IdentifiedCreate<T>[]) =>
+      inTransaction(db, async (tx) => {
+        const keys = items.map((item) => conditionalCreateKey(site, item.resource.resourceType, identifierCriteria(item.identifier)));
+        if (new Set(keys).size < keys.length) {
+          const one = resourceStore(tx, site);
+          const outcomes: ConditionalCreateOutcome<T>[] = [];
+          for (const item of items) {
+            outcomes.push(await one.createIfNoneExist(identifierCriteria(item.identifier), (s) => s.findByIdentifier(item.resource.resourceType, item.identifier), item.resource));
+          }
+          return outcomes;
+        }
+        await lockKeys(tx, keys);
+        const found = await readByIdentifiers(tx, site, items.map((item) => ({ type: item.resource.resourceType, identifier: item.identifier })));
+        const outcomes: (ConditionalCreateOutcome<T> | undefined)[] = found.map((matches) =>
+          matches.length === 1 ? { outcome: 'exists', resource: matches[0]! } : matches.length > 1 ? { outcome: 'ambiguous', count: matches.length } : undefined,
+        );
+        const missing = items.filter((_, index) => outcomes[index] === undefined);
+        const created = await insertResources(tx, site, missing.map((item) => item.resource));
+        let next = 0;
+        return outcomes.map((outcome) => outcome ?? { outcome: 'created' as const, resource: created[next++]! });
+      }),
     createIfNoneExist: (criteriaKey, find, resource) =>
       inTransaction(db, async (tx) => {
-        await lockKey(tx, `conditional-create|${site.siteId}|${resource.resourceType}|${criteriaKey}`);
+        await lockKey(tx, conditionalCreateKey(site, resource.resourceType, criteriaKey));
         const found = await find(resourceStore(tx, site));
         if (found.length === 1) return { outcome: 'exists' as const, resource: found[0]! };
         if (found.length > 1) return { outcome: 'ambiguous' as const, count: found.length };
@@ -95,6 +140,11 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
       }),
   };
   return store;
+}
+
+/** The key a conditional create holds until its transaction ends, so that two never both create. */
+function conditionalCreateKey(site: SiteContext, type: string, criteriaKey: string): string {
+  return `conditional-create|${site.siteId}|${type}|${criteriaKey}`;
 }
 
 export type { HistoryPage } from './read.ts';

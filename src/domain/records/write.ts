@@ -4,7 +4,7 @@ import { Database, type Queryable } from '../../storage/database.ts';
 import { uniqueViolation } from '../../storage/errors.ts';
 import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
-import { createBatched, type PendingCreate, type WriteOne } from './create-batch.ts';
+import { createBatched, writeCreatesIn, type PendingCreate, type WriteOne } from './create-batch.ts';
 import { indexValues, isResourceId, type IndexValues } from './index-values.ts';
 import { activePatientByBusinessIdentifier, present } from './read.ts';
 import { isStoredResourceType, patientReferenceElement, type StoredResourceType } from './search-parameters.ts';
@@ -30,6 +30,19 @@ export async function lockKey(tx: Queryable, key: string): Promise<void> {
 }
 
 /**
+ * lockKey for several keys in one statement, taken in sorted order, so that two transactions
+ * locking overlapping sets wait for each other instead of deadlocking.
+ */
+export async function lockKeys(tx: Queryable, keys: readonly string[]): Promise<void> {
+  const sorted = [...new Set(keys)].sort();
+  await tx.query({
+    name: 'records-lock-keys',
+    text: 'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) WITH ORDINALITY AS l(k, n) ORDER BY n',
+    values: [sorted],
+  });
+}
+
+/**
  * One statement (writeRows), so it needs no transaction of its own; outside a transaction,
  * concurrent creates share one (create-batch.ts).
  */
@@ -49,6 +62,32 @@ export async function insertResource<T extends Resource>(tx: Queryable, site: Si
   const pending: PendingCreate = { site, type, resource: stored, values, subject: element ? values.patientId : null };
   if ((await createBatched(tx, pending, writeAlone)) === 'subject-unknown') throw subjectNotInSite(type, element ?? 'subject', String(pending.subject));
   return stored;
+}
+
+/**
+ * Creates several resources in the caller's transaction with one statement (the batch statement
+ * of create-batch.ts), each checked and stored exactly as insertResource stores one. Patients go
+ * one by one: a clash of business identifiers must name the one that clashed.
+ */
+export async function insertResources<T extends Resource>(tx: Queryable, site: SiteContext, resources: readonly T[]): Promise<T[]> {
+  if (resources.length < 2 || resources.some((resource) => resource.resourceType === 'Patient')) {
+    const stored: T[] = [];
+    for (const resource of resources) stored.push(await insertResource(tx, site, resource));
+    return stored;
+  }
+  const creates: PendingCreate[] = [];
+  for (const resource of resources) {
+    const type = storedType(resource.resourceType);
+    const stored = { ...resource, id: randomUUID(), meta: { ...resource.meta, versionId: '1', lastUpdated: new Date().toISOString() } } as T;
+    const values = await prepare(tx, site, type, stored, undefined);
+    const element = patientReferenceElement(type);
+    creates.push({ site, type, resource: stored, values, subject: element ? values.patientId : null });
+  }
+  const written = await writeCreatesIn(tx, creates);
+  for (const create of creates) {
+    if (!written.has(create.resource.id!)) throw subjectNotInSite(create.type, patientReferenceElement(create.type) ?? 'subject', String(create.subject));
+  }
+  return creates.map((create) => create.resource as T);
 }
 
 /** How a create of a batch is written again on its own when its batch failed on a row. */

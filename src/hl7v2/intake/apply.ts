@@ -2,7 +2,7 @@
 import type { NamedStatement, Transaction } from '../../storage/database.ts';
 import { ensurePatient, upsertPatientDemographics } from '../../domain/patients/demographics.ts';
 import { mergePatients } from '../../domain/patients/merge.ts';
-import { recordPatientDocument, recordPatientObservation } from '../../domain/patients/observations.ts';
+import { recordPatientResults } from '../../domain/patients/observations.ts';
 import { visitUpsert } from '../../domain/patients/visits.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import { errorCodes, warning, type Problem } from '../problems.ts';
@@ -49,13 +49,8 @@ export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan):
       const { patientId } = await ensurePatient(tx, site, plan.patient);
       summary.patientIds.push(patientId);
       if (plan.visit) summary.deferred.push(visitUpsert(site, patientId, plan.visit));
-      for (const observation of plan.observations) {
-        const stored = await recordPatientObservation(tx, site, patientId, observation);
-        summary.observationIds.push(stored.observation.id!);
-      }
-      for (const document of plan.documents) {
-        const stored = await recordPatientDocument(tx, site, patientId, document);
-        summary.observationIds.push(stored.document.id!);
+      for (const stored of await recordPatientResults(tx, site, patientId, [...plan.observations, ...plan.documents])) {
+        summary.observationIds.push(stored.resource.id!);
       }
       return summary;
     }
