@@ -26,7 +26,7 @@ const fhirCreate =
 
 const mllp =
   'Not reachable on this machine while every ACK waits for its commit. 0.5x of the frame-and-ACK baseline, which does no I/O, means ' +
-  '10,300-25,000 messages a second (its rate at 8 connections was 20,627 to 49,966 over the last nine full runs): at most 80-194 µs of ' +
+  '10,300-25,000 messages a second (its rate at 8 connections was 20,627 to 49,966 over the last ten full runs): at most 80-194 µs of ' +
   'CPU per message, both cores together, for everything: the MLLP exchange, parsing, validation and a durable commit. Baseline (b) of ' +
   'the same run is the floor of any ACK-after-commit intake, one single-row INSERT per request with the same commit settings and nothing ' +
   'else, and it peaks at 5,500-13,000 a second over those runs, always below half the frame-and-ACK rate of the same run. The intake ' +
@@ -37,7 +37,7 @@ const mllp =
   '(at most once a minute): with no statistics PostgreSQL chose indexes by tie, and a token lookup walked 12,714 rows of another index ' +
   '(4 ms) where the token primary key finds it directly. Whether autovacuum came by during a run is the likely reason earlier runs ranged from 303 to 979 ' +
   'messages a second. The service now analyses a table as soon as it outgrows its statistics (src/storage/planner-statistics.ts): ' +
-  'ADT^A01 at 8 connections 814-1,551 a second over the last eight full runs. A CPU profile at 8 connections ' +
+  'ADT^A01 at 8 connections 814-1,551 a second over the last nine full runs. A CPU profile at 8 connections ' +
   'showed the service 44% idle, waiting for PostgreSQL, and about 1.9 ms of CPU per message across all processes: two cores gave about ' +
   '1,050 such messages a second on that run\'s machine, about what was measured there, so the machine, not a wait, is the limit (the ' +
   'machine of the latest run was about twice as fast: baseline (a) 20,187 against 10,596 reads a second). The remaining lever is ' +
