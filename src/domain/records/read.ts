@@ -78,36 +78,22 @@ export async function readHistory<T extends Resource>(
   return { versions: rows.map((row) => present(row.content)), total: head.version_id };
 }
 
+/** The resources of a type carrying an identifier (any system when none is given), oldest first. */
 export async function readByIdentifier<T extends Resource>(
   db: Queryable,
   site: SiteContext,
   type: string,
   identifier: { system?: string; value: string },
 ): Promise<T[]> {
-  if (!isStoredResourceType(type)) return [];
-  // Driven from the token key, then one primary-key probe per match: the OFFSET 0 fences keep
-  // the planner from turning this into a walk of the site's rows in seq order with a token probe
-  // per row, which it chose on tables not yet analysed (seconds per look-up at a few thousand rows).
-  const { rows } = await db.query<{ content: T }>({
-    name: 'records-read-by-identifier',
-    text: `SELECT r.content
-             FROM (SELECT DISTINCT t.resource_id FROM clinical_resource_token t
-                    WHERE t.site_id = $1 AND t.resource_type = $2 AND t.param = 'identifier' AND t.code = $3
-                      AND ($4::text IS NULL OR t.system = $4)
-                   OFFSET 0) m
-             CROSS JOIN LATERAL (
-               SELECT c.content, c.seq FROM clinical_resource c
-                WHERE c.site_id = $1 AND c.resource_type = $2 AND c.id = m.resource_id
-               OFFSET 0) r
-            ORDER BY r.seq`,
-    values: [site.siteId, type, identifier.value, identifier.system ?? null],
-  });
-  return rows.map((row) => present(row.content));
+  return (await readByIdentifiers(db, site, [{ type, identifier }]))[0] as T[];
 }
 
 /**
- * readByIdentifier for several look-ups at once, in one statement of the same shape: the
- * resources found for each look-up, in the order of the look-ups and, within one, of storage.
+ * Several identifier look-ups in one statement: the resources found for each, in the order of
+ * the look-ups and, within one, of storage. Driven from the token key, then one primary-key probe
+ * per match: the OFFSET 0 fences keep the planner from turning this into a walk of the site's rows
+ * in seq order with a token probe per row, which it chose on tables not yet analysed (seconds per
+ * look-up at a few thousand rows).
  */
 export async function readByIdentifiers(
   db: Queryable,

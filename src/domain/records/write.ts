@@ -8,6 +8,7 @@ import { createBatched, writeCreatesIn, type PendingCreate, type WriteOne } from
 import { indexValues, isResourceId, type IndexValues } from './index-values.ts';
 import { activePatientByBusinessIdentifier, present } from './read.ts';
 import { isStoredResourceType, patientReferenceElement, type StoredResourceType } from './search-parameters.ts';
+import { inTransaction } from './store-transaction.ts';
 import { assertValidResource } from './validation.ts';
 
 /**
@@ -47,47 +48,48 @@ export async function lockKeys(tx: Queryable, keys: readonly string[]): Promise<
  * concurrent creates share one (create-batch.ts).
  */
 export async function insertResource<T extends Resource>(tx: Queryable, site: SiteContext, resource: T): Promise<T> {
-  const type = storedType(resource.resourceType);
-  const stored = {
-    ...resource,
-    id: randomUUID(),
-    meta: { ...resource.meta, versionId: '1', lastUpdated: new Date().toISOString() },
-  } as T;
-  const values = await prepare(tx, site, type, stored, undefined);
+  const pending = await pendingCreate(tx, site, resource);
+  const stored = pending.resource as T;
   if (!(tx instanceof Database)) {
-    await writeRows(tx, site, type, stored, values, 'insert');
+    await writeRows(tx, site, pending.type, stored, pending.values, 'insert');
     return stored;
   }
-  const element = patientReferenceElement(type);
-  const pending: PendingCreate = { site, type, resource: stored, values, subject: element ? values.patientId : null };
-  if ((await createBatched(tx, pending, writeAlone)) === 'subject-unknown') throw subjectNotInSite(type, element ?? 'subject', String(pending.subject));
+  if ((await createBatched(tx, pending, writeAlone)) === 'subject-unknown') throw subjectOfCreateNotInSite(pending);
   return stored;
 }
 
+/** A new resource as version 1 with a new id, checked, with its index values. */
+async function pendingCreate(tx: Queryable, site: SiteContext, resource: Resource): Promise<PendingCreate> {
+  const type = storedType(resource.resourceType);
+  const stored = { ...resource, id: randomUUID(), meta: { ...resource.meta, versionId: '1', lastUpdated: new Date().toISOString() } } as Resource;
+  const values = await prepare(tx, site, type, stored, undefined);
+  return { site, type, resource: stored, values, subject: patientReferenceElement(type) ? values.patientId : null };
+}
+
+function subjectOfCreateNotInSite(pending: PendingCreate): DomainError {
+  return subjectNotInSite(pending.type, patientReferenceElement(pending.type) ?? 'subject', String(pending.subject));
+}
+
 /**
- * Creates several resources in the caller's transaction with one statement (the batch statement
- * of create-batch.ts), each checked and stored exactly as insertResource stores one. Patients go
- * one by one: a clash of business identifiers must name the one that clashed.
+ * Creates several resources with one statement (the batch statement of create-batch.ts), each
+ * checked and stored exactly as insertResource stores one, all or none (in the caller's
+ * transaction, or one of their own). Patients go one by one: a clash of business identifiers
+ * must name the one that clashed.
  */
-export async function insertResources<T extends Resource>(tx: Queryable, site: SiteContext, resources: readonly T[]): Promise<T[]> {
-  if (resources.length < 2 || resources.some((resource) => resource.resourceType === 'Patient')) {
-    const stored: T[] = [];
-    for (const resource of resources) stored.push(await insertResource(tx, site, resource));
-    return stored;
-  }
-  const creates: PendingCreate[] = [];
-  for (const resource of resources) {
-    const type = storedType(resource.resourceType);
-    const stored = { ...resource, id: randomUUID(), meta: { ...resource.meta, versionId: '1', lastUpdated: new Date().toISOString() } } as T;
-    const values = await prepare(tx, site, type, stored, undefined);
-    const element = patientReferenceElement(type);
-    creates.push({ site, type, resource: stored, values, subject: element ? values.patientId : null });
-  }
-  const written = await writeCreatesIn(tx, creates);
-  for (const create of creates) {
-    if (!written.has(create.resource.id!)) throw subjectNotInSite(create.type, patientReferenceElement(create.type) ?? 'subject', String(create.subject));
-  }
-  return creates.map((create) => create.resource as T);
+export async function insertResources<T extends Resource>(db: Queryable, site: SiteContext, resources: readonly T[]): Promise<T[]> {
+  return inTransaction(db, async (tx) => {
+    if (resources.length < 2 || resources.some((resource) => resource.resourceType === 'Patient')) {
+      const stored: T[] = [];
+      for (const resource of resources) stored.push(await insertResource(tx, site, resource));
+      return stored;
+    }
+    const creates: PendingCreate[] = [];
+    for (const resource of resources) creates.push(await pendingCreate(tx, site, resource));
+    const written = await writeCreatesIn(tx, creates);
+    const refused = creates.find((create) => !written.has(create.resource.id!));
+    if (refused) throw subjectOfCreateNotInSite(refused);
+    return creates.map((create) => create.resource as T);
+  });
 }
 
 /** How a create of a batch is written again on its own when its batch failed on a row. */
