@@ -10,27 +10,6 @@ import { resourceStore } from '../records/resource-store.ts';
 import type { SiteContext } from '../site-context.ts';
 import { sameContent } from './same-content.ts';
 
-export async function recordPatientObservation(
-  tx: Transaction,
-  site: SiteContext,
-  patientId: string,
-  observation: Observation,
-): Promise<{ observation: Observation; created: boolean }> {
-  const [{ resource, created }] = (await recordPatientResults(tx, site, patientId, [observation])) as [{ resource: Observation; created: boolean }];
-  return { observation: resource, created };
-}
-
-/** A document result (HL7 v2 OBX of type ED or RP), keyed like an Observation. */
-export async function recordPatientDocument(
-  tx: Transaction,
-  site: SiteContext,
-  patientId: string,
-  document: DocumentReference,
-): Promise<{ document: DocumentReference; created: boolean }> {
-  const [{ resource, created }] = (await recordPatientResults(tx, site, patientId, [document])) as [{ resource: DocumentReference; created: boolean }];
-  return { document: resource, created };
-}
-
 export type PatientResult = Observation | DocumentReference;
 
 /**
@@ -65,8 +44,8 @@ export async function recordPatientResults(
     if (outcome.outcome === 'ambiguous') {
       throw new DomainError('conflict', `${outcome.count} ${resource.resourceType} resources already carry identifier ${identifier.value}`);
     }
+    // Looked up within the result's own type, so what exists is of that type.
     const existing = outcome.resource as PatientResult;
-    if (existing.resourceType !== resource.resourceType) throw new DomainError('conflict', `identifier ${identifier.value} belongs to a ${existing.resourceType}`);
     if (sameContent(existing, resource)) stored.push({ resource: existing, created: false });
     else stored.push({ resource: await store.update<PatientResult>({ ...resource, id: existing.id! }), created: false });
   }

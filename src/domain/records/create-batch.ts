@@ -75,12 +75,7 @@ async function writeBatch(database: Database, batch: readonly QueuedCreate[], wr
   if (batch.length === 1) return [await settle(database, batch[0]!.pending, writeOne)];
   let written: Set<string>;
   try {
-    const { rows } = await database.query<{ id: string }>({
-      name: 'records-write-insert-batch',
-      text: insertBatchStatement,
-      values: [`[${batch.map(rowOf).join(',')}]`],
-    });
-    written = new Set(rows.map((row) => row.id));
+    written = await insertBatch(database, `[${batch.map(rowOf).join(',')}]`);
   } catch (error) {
     if (!causedByARow(error)) throw error;
     return Promise.all(batch.map((queued) => settle(database, queued.pending, writeOne)));
@@ -93,13 +88,14 @@ async function writeBatch(database: Database, batch: readonly QueuedCreate[], wr
  * create whose subject is not a patient of its site is not). Any error is the caller's
  * transaction's, as it would be for one create.
  */
-export async function writeCreatesIn(tx: Queryable, creates: readonly PendingCreate[]): Promise<Set<string>> {
-  const { rows } = await tx.query<{ id: string }>({
-    name: 'records-write-insert-batch',
-    text: insertBatchStatement,
-    values: [JSON.stringify(creates.map(batchRow))],
-  });
-  return new Set(rows.map((row) => row.id));
+export function writeCreatesIn(tx: Queryable, creates: readonly PendingCreate[]): Promise<Set<string>> {
+  return insertBatch(tx, JSON.stringify(creates.map(batchRow)));
+}
+
+/** Runs the batch statement over a JSON array of batch rows; the ids of the rows written. */
+async function insertBatch(db: Queryable, rows: string): Promise<Set<string>> {
+  const { rows: written } = await db.query<{ id: string }>({ name: 'records-write-insert-batch', text: insertBatchStatement, values: [rows] });
+  return new Set(written.map((row) => row.id));
 }
 
 async function settle(database: Database, pending: PendingCreate, writeOne: WriteOne): Promise<Settled<CreateOutcome>> {
