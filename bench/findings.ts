@@ -1,7 +1,7 @@
 /**
  * What profiling found for each target the committed run missed, keyed by target name. Rendered
  * under the targets table of latest.md; the full analysis, with the measurements, is in
- * docs/architecture.md (section "Targets missed: causes and fixes" of the benchmarks).
+ * docs/architecture/performance.md (section "Targets: what profiling found, what was fixed, what remains").
  */
 const fhirPerRequest =
   'Met in the last full run (0.20x at the start of this work). The causes, in the order they were found: four database round trips per ' +
@@ -22,7 +22,7 @@ const fhirCreate =
   'create roughly halves. Two batches allowed at once made 54% of batches single creates (a finished batch let the next create start ' +
   'one alone); gathering each event-loop turn and one batch at a time gave 1.09x over that. When this figure misses, look at the ' +
   'machine first: the service still spends about twice the CPU per create of baseline (b)\'s server (validation alone about 40 µs), ' +
-  'so a load generator or PostgreSQL competing for the two cores hurts it more. Details: docs/architecture.md, Benchmarks.';
+  'so a load generator or PostgreSQL competing for the two cores hurts it more. Details: docs/architecture/performance.md.';
 
 const mllp =
   'Not reachable on this machine while every ACK waits for its commit. 0.5x of the frame-and-ACK baseline, which does no I/O, means ' +

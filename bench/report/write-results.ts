@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Summary } from '../lib/stats.ts';
 import type { BenchResults, Measurement } from './model.ts';
 
-/** bench/results/latest.json (everything) and latest.md (the tables of the README's Performance section). */
+/** bench/results/latest.json (everything) and latest.md (the tables of docs/performance.md). */
 export function writeResults(dir: string, results: BenchResults, findings: Record<string, string>, name: string): { json: string; markdown: string } {
   mkdirSync(dir, { recursive: true });
   const json = join(dir, `${name}.json`);

@@ -301,14 +301,11 @@ test('over a real socket: add, revise and an unsupported message by fetch, then 
   }
 });
 
-test('the example message of the README is accepted and answered as the README shows', async () => {
+test('the example message of docs/hl7v3.md is accepted and answered as the page shows', async () => {
   const { site, key } = await siteWithKey();
-  const whole = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
-  const start = whole.indexOf('## HL7 v3 XML intake');
-  assert.ok(start >= 0, 'the README has an HL7 v3 section');
-  const end = whole.indexOf('\n## ', start + 1);
-  const readme = whole.slice(start, end < 0 ? undefined : end);
-  const [message, acknowledgement] = [...readme.matchAll(/```xml\n([\s\S]*?)```/g)].map((block) => block[1]!);
+  const page = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'hl7v3.md'), 'utf8');
+  const [message, acknowledgement] = [...page.matchAll(/```xml\n([\s\S]*?)```/g)].map((block) => block[1]!);
+  assert.ok(message !== undefined && acknowledgement !== undefined, 'docs/hl7v3.md shows a message and its acknowledgement');
   const response = await post(key, message!);
   assert.equal(response.statusCode, 200, response.body);
   const actual = readAck(response.body);

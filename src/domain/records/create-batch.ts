@@ -24,8 +24,8 @@ export type WriteOne = (database: Database, pending: PendingCreate) => Promise<v
 
 // One batch at a time, while it runs normally: the creates of a turn of the event loop leave
 // together, and those arriving meanwhile make the next batch as large as the load allows (on two
-// cores, 1.09x the creates a second of two batches at once, in four alternating pairs; docs/
-// architecture.md, Benchmarks). A batch that has run for 25 ms (held up by a lock or a slow
+// cores, 1.09x the creates a second of two batches at once, in four alternating pairs;
+// docs/architecture/performance.md). A batch that has run for 25 ms (held up by a lock or a slow
 // disk) lets a second start beside it, so that it cannot hold up every create of the process.
 const maxInFlight = 2;
 const spreadAfterMs = 25;
