@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { findings } from './findings.ts';
 import type { BenchResults } from './report/model.ts';
 import { computeTargets } from './report/targets.ts';
 import { writeResults } from './report/write-results.ts';
@@ -26,5 +25,5 @@ const merged: BenchResults = {
   targets: computeTargets(measurements, { fullDataset: first.mode === 'full' }),
   durationSeconds: parts.reduce((sum, part) => sum + part.durationSeconds, 0),
 };
-const written = writeResults(join(import.meta.dirname, 'results'), merged, findings, output);
+const written = writeResults(join(import.meta.dirname, 'results'), merged, output);
 process.stdout.write(`written ${written.json} and ${written.markdown}\n`);

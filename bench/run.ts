@@ -4,7 +4,6 @@ import pg from 'pg';
 import { startChild, httpAnswers, tcpAccepts, type RunningChild } from './lib/child.ts';
 import { clearSite, ensureBenchSchema, loadSites } from './dataset/load-dataset.ts';
 import { ensureDatabase } from './lib/external-database.ts';
-import { findings } from './findings.ts';
 import { startGatewayProcess, type GatewayProcess } from './lib/gateway-process.ts';
 import { progress } from './lib/log.ts';
 import { describeMachine } from './lib/machine.ts';
@@ -235,6 +234,6 @@ const results: BenchResults = {
   skipped: context.skipped,
   durationSeconds: (performance.now() - started) / 1000,
 };
-const written = writeResults(join(root, 'bench', 'results'), results, findings, options.output);
+const written = writeResults(join(root, 'bench', 'results'), results, options.output);
 process.stdout.write(`\n${results.targets.map((t) => `${t.met ? 'met    ' : 'MISSED '} ${t.name}: ${t.value ?? '–'} ${t.unit}${t.ratio !== null ? ` (${t.ratio}x)` : ''} [${t.target}]`).join('\n')}\n`);
 process.stdout.write(`\nwritten ${written.json} and ${written.markdown} in ${Math.round(results.durationSeconds)} s\n`);
