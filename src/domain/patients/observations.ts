@@ -1,53 +1,84 @@
 /**
  * Results for a patient (HL7 v2 ORU^R01 OBX): stored as Observations (or DocumentReferences for
- * encapsulated data) keyed by a stable identifier, so a re-sent or corrected result updates the
- * resource it first created.
+ * encapsulated data) found again by their identity, identifier[0], so that a re-sent or
+ * corrected result updates the resource it first created (result-matching.ts says which).
  */
-import type { DocumentReference, Observation } from '@medplum/fhirtypes';
+import type { Identifier, Resource } from '@medplum/fhirtypes';
 import type { Transaction } from '../../storage/database.ts';
 import { DomainError } from '../errors.ts';
 import { resourceStore } from '../records/resource-store.ts';
 import type { SiteContext } from '../site-context.ts';
+import { matchStoredResults, type PatientResult } from './result-matching.ts';
 import { sameContent } from './same-content.ts';
 
-export type PatientResult = Observation | DocumentReference;
+export type { PatientResult } from './result-matching.ts';
+
+export interface IncomingResult {
+  /** identifier[0] is the result's identity. */
+  resource: PatientResult;
+  /**
+   * Identities an earlier version of the service gave the same result. A result stored under one
+   * of them is found as if it carried the identity, and takes the identity when next written.
+   */
+  formerIdentifiers?: readonly Identifier[];
+}
+
+type IdentifierKey = { system?: string; value: string };
 
 /**
- * The results of one message, stored together: new ones in one statement, after one look-up of
- * all their identifiers (an ORU^R01 of a panel took three statements per result). Each is
- * stored, left alone (same content) or updated as it would be on its own, and any problem fails
- * the call, and with it the caller's transaction, as one result's problem always did.
+ * The results of one message, stored together: one statement locks every identity looked up (in
+ * sorted order, so that messages sharing results wait for each other instead of deadlocking), one
+ * looks them all up, and one creates every new result; a changed stored result is updated, an
+ * unchanged one left alone. Outcomes are in the order of the results.
  */
 export async function recordPatientResults(
   tx: Transaction,
   site: SiteContext,
   patientId: string,
-  results: readonly PatientResult[],
+  results: readonly IncomingResult[],
 ): Promise<{ resource: PatientResult; created: boolean }[]> {
-  const items = results.map((result) => {
-    const identifier = result.identifier?.[0];
-    if (!identifier?.value) throw new DomainError('invalid', 'a result needs an identifier to be stored idempotently');
+  const lookups: { type: PatientResult['resourceType']; identifier: IdentifierKey }[] = [];
+  const lookupIndex = new Map<string, number>();
+  const lookupOf = (type: PatientResult['resourceType'], identifier: IdentifierKey): number => {
+    const key = JSON.stringify([type, identifier.system ?? '', identifier.value]);
+    let index = lookupIndex.get(key);
+    if (index === undefined) {
+      index = lookups.push({ type, identifier }) - 1;
+      lookupIndex.set(key, index);
+    }
+    return index;
+  };
+  const items = results.map(({ resource, formerIdentifiers = [] }) => {
+    const identity = resource.identifier?.[0];
+    if (!identity?.value) throw new DomainError('invalid', 'a result needs an identifier to be stored idempotently');
+    const identifiers = [identity, ...formerIdentifiers].filter((identifier): identifier is IdentifierKey => Boolean(identifier.value));
     return {
-      identifier: { value: identifier.value, ...(identifier.system ? { system: identifier.system } : {}) },
-      resource: { ...result, subject: { reference: `Patient/${patientId}` } } as PatientResult,
+      resource: { ...resource, subject: { reference: `Patient/${patientId}` } } as PatientResult,
+      identity: lookupOf(resource.resourceType, identity as IdentifierKey),
+      lookups: identifiers.map((identifier) => lookupOf(resource.resourceType, identifier)),
     };
   });
   const store = resourceStore(tx, site);
-  const outcomes = await store.createEachIfNoneExist(items);
-  const stored: { resource: PatientResult; created: boolean }[] = [];
-  for (const [index, outcome] of outcomes.entries()) {
-    const { identifier, resource } = items[index]!;
-    if (outcome.outcome === 'created') {
-      stored.push({ resource: outcome.resource, created: true });
-      continue;
-    }
-    if (outcome.outcome === 'ambiguous') {
-      throw new DomainError('conflict', `${outcome.count} ${resource.resourceType} resources already carry identifier ${identifier.value}`);
-    }
-    // Looked up within the result's own type, so what exists is of that type.
-    const existing = outcome.resource as PatientResult;
-    if (sameContent(existing, resource)) stored.push({ resource: existing, created: false });
-    else stored.push({ resource: await store.update<PatientResult>({ ...resource, id: existing.id! }), created: false });
+  const found = await store.findEachByIdentifierLocked(lookups);
+
+  const existing: (PatientResult | undefined)[] = new Array(items.length);
+  const byIdentity = new Map<number, number[]>();
+  for (const [index, item] of items.entries()) byIdentity.set(item.identity, [...(byIdentity.get(item.identity) ?? []), index]);
+  for (const members of byIdentity.values()) {
+    const stored = new Map<string, Resource>();
+    for (const lookup of items[members[0]!]!.lookups) for (const resource of found[lookup]!) stored.set(resource.id!, resource);
+    const matches = matchStoredResults(members.map((index) => items[index]!.resource), [...stored.values()] as PatientResult[]);
+    members.forEach((index, n) => (existing[index] = matches[n]));
   }
-  return stored;
+
+  const created = await store.createAll(items.filter((_, index) => !existing[index]).map((item) => item.resource));
+  let next = 0;
+  const outcomes: { resource: PatientResult; created: boolean }[] = [];
+  for (const [index, item] of items.entries()) {
+    const stored = existing[index];
+    if (!stored) outcomes.push({ resource: created[next++]!, created: true });
+    else if (sameContent(stored, item.resource)) outcomes.push({ resource: stored, created: false });
+    else outcomes.push({ resource: await store.update<PatientResult>({ ...item.resource, id: stored.id! }), created: false });
+  }
+  return outcomes;
 }

@@ -60,12 +60,15 @@ export interface ResourceStore {
     resource: T,
   ): Promise<ConditionalCreateOutcome<T>>;
   /**
-   * createIfNoneExist for several resources, each looked up by one identifier, at once: their
-   * keys are locked in one statement, looked up in one and the new ones created in one. Outcomes
-   * are in the order of the items. Items sharing a key are taken one after the other, as
-   * separate calls would take them.
+   * Several identifier look-ups, each under the lock a conditional create on that identifier
+   * takes (https://hl7.org/fhir/R4/http.html#ccreate), so that until the caller's transaction
+   * ends no one else creates a resource the look-up would have found: the keys are locked in one
+   * statement (sorted, so that two callers with overlapping look-ups cannot deadlock) and looked
+   * up in one. What each found, in the order of the look-ups, oldest first.
    */
-  createEachIfNoneExist<T extends Resource>(items: readonly IdentifiedCreate<T>[]): Promise<ConditionalCreateOutcome<T>[]>;
+  findEachByIdentifierLocked(lookups: readonly IdentifierLookup[]): Promise<Resource[][]>;
+  /** Stores several new resources as create does, in one statement: all or none. */
+  createAll<T extends Resource>(resources: readonly T[]): Promise<T[]>;
 }
 
 export type ConditionalCreateOutcome<T extends Resource> =
@@ -73,10 +76,10 @@ export type ConditionalCreateOutcome<T extends Resource> =
   | { outcome: 'exists'; resource: Resource }
   | { outcome: 'ambiguous'; count: number };
 
-/** A resource to create unless one of its type already carries the identifier. */
-export interface IdentifiedCreate<T extends Resource> {
+/** Resources of a type carrying an identifier (of any system when none is given). */
+export interface IdentifierLookup {
+  type: string;
   identifier: { system?: string; value: string };
-  resource: T;
 }
 
 /** The conditional-create criteria of an identifier look-up, as the lock key names it. */
@@ -109,27 +112,12 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
       }),
     listPatientCompartment: (patientId) => readPatientCompartment(db, site, patientId),
     search: (request) => searchResources(db, site, request),
-    createEachIfNoneExist: <T extends Resource>(items: readonly IdentifiedCreate<T>[]) =>
+    findEachByIdentifierLocked: (lookups) =>
       inTransaction(db, async (tx) => {
-        const keys = items.map((item) => conditionalCreateKey(site, item.resource.resourceType, identifierCriteria(item.identifier)));
-        if (new Set(keys).size < keys.length) {
-          const one = resourceStore(tx, site);
-          const outcomes: ConditionalCreateOutcome<T>[] = [];
-          for (const item of items) {
-            outcomes.push(await one.createIfNoneExist(identifierCriteria(item.identifier), (s) => s.findByIdentifier(item.resource.resourceType, item.identifier), item.resource));
-          }
-          return outcomes;
-        }
-        await lockKeys(tx, keys);
-        const found = await readByIdentifiers(tx, site, items.map((item) => ({ type: item.resource.resourceType, identifier: item.identifier })));
-        const outcomes: (ConditionalCreateOutcome<T> | undefined)[] = found.map((matches) =>
-          matches.length === 1 ? { outcome: 'exists', resource: matches[0]! } : matches.length > 1 ? { outcome: 'ambiguous', count: matches.length } : undefined,
-        );
-        const missing = items.filter((_, index) => outcomes[index] === undefined);
-        const created = await insertResources(tx, site, missing.map((item) => item.resource));
-        let next = 0;
-        return outcomes.map((outcome) => outcome ?? { outcome: 'created' as const, resource: created[next++]! });
+        await lockKeys(tx, lookups.map((lookup) => conditionalCreateKey(site, lookup.type, identifierCriteria(lookup.identifier))));
+        return readByIdentifiers(tx, site, lookups);
       }),
+    createAll: (resources) => insertResources(db, site, resources),
     createIfNoneExist: (criteriaKey, find, resource) =>
       inTransaction(db, async (tx) => {
         await lockKey(tx, conditionalCreateKey(site, resource.resourceType, criteriaKey));

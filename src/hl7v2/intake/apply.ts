@@ -49,7 +49,7 @@ export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan):
       const { patientId } = await ensurePatient(tx, site, plan.patient);
       summary.patientIds.push(patientId);
       if (plan.visit) summary.deferred.push(visitUpsert(site, patientId, plan.visit));
-      for (const stored of await recordPatientResults(tx, site, patientId, [...plan.observations, ...plan.documents])) {
+      for (const stored of await recordPatientResults(tx, site, patientId, plan.results)) {
         summary.observationIds.push(stored.resource.id!);
       }
       return summary;

@@ -3,12 +3,14 @@
  * what the gateway accepts (HL7 v2.5.1 section 2.9.2: message type, event, processing id,
  * version), then maps PID/PV1/MRG/OBX. Every problem found is returned, not just the first.
  */
-import type { DocumentReference, Observation, Patient } from '@medplum/fhirtypes';
+import type { Annotation, Observation, Patient } from '@medplum/fhirtypes';
+import type { IncomingResult } from '../../domain/patients/observations.ts';
 import type { VisitContext } from '../../domain/patients/visits.ts';
 import { readHeader, type MessageHeader } from '../er7/header.ts';
 import { fieldOf, valueOf, type Hl7Message, type Segment } from '../er7/message.ts';
 import { documentValueTypes, mapObxDocument } from '../mapping/document.ts';
 import { mapObx } from '../mapping/observation.ts';
+import { orderNumber } from '../mapping/result-identity.ts';
 import { identifierList, mapPid, type DemographicElement } from '../mapping/patient.ts';
 import { mapPv1 } from '../mapping/visit.ts';
 import { errorCodes, error, warning, type Problem } from '../problems.ts';
@@ -16,7 +18,7 @@ import { errorCodes, error, warning, type Problem } from '../problems.ts';
 export type Plan =
   | { kind: 'demographics'; patient: Patient; clear: DemographicElement[]; visit?: VisitContext }
   | { kind: 'merge'; merges: { sourceIdentifier: string; target: Patient; location: Segment }[] }
-  | { kind: 'results'; patient: Patient; visit?: VisitContext; observations: Observation[]; documents: DocumentReference[] };
+  | { kind: 'results'; patient: Patient; visit?: VisitContext; results: IncomingResult[] };
 
 export interface PlanResult {
   header: MessageHeader;
@@ -118,52 +120,95 @@ function planMerge(message: Hl7Message, problems: Problem[]): Plan | undefined {
   return { kind: 'merge', merges };
 }
 
-/** ORU^R01: PID, then ORDER_OBSERVATION groups of [ORC] OBR ... OBX (v2.5.1 section 7.3.1). */
+/**
+ * ORU^R01: PID, then ORDER_OBSERVATION groups of [ORC] OBR {NTE} ... {OBX {NTE}} (v2.5.1 section
+ * 7.3.1). An NTE after the OBR comments on the order: its text is a note of every Observation of
+ * the order, before the Observation's own notes (the NTE after its OBX). A note with nowhere to
+ * go is not stored, and the ACK says so.
+ */
 function planResults(message: Hl7Message, header: MessageHeader, problems: Problem[]): Plan | undefined {
   const pid = requirePid(message, problems);
   const mapped = pid ? mapPid(pid) : undefined;
   if (mapped) problems.push(...mapped.problems);
   const visit = visitOf(message, problems);
-  const observations: Observation[] = [];
-  const documents: DocumentReference[] = [];
+  const results: IncomingResult[] = [];
   let obr: Segment | undefined;
   let orc: Segment | undefined;
-  let position = 0;
+  let orderNotes: Annotation[] = [];
+  let orderNotesKept = false;
   let assumedUtc = false;
-  // NTE right after an OBX comments on that result (ORU_R01 OBSERVATION group): Observation.note.
-  let current: Observation | undefined;
+  // What an NTE here would comment on: an Observation, the order (right after its OBR, or after
+  // its notes), or nothing the service keeps (named for the warning).
+  let noteTarget: { observation: Observation } | 'order' | { segment: Segment } | undefined;
+  const endOrder = () => {
+    if (obr && orderNotes.length > 0 && !orderNotesKept) {
+      problems.push(warning(errorCodes.segmentSequenceError, `the ${orderNotes.length} order note(s) (NTE after OBR[${obr.sequence}]) were not stored: the order has no Observation to carry them`, { segment: 'OBR', sequence: obr.sequence }));
+    }
+    orderNotes = [];
+    orderNotesKept = false;
+  };
   for (const segment of message.segments) {
     if (segment.name === 'NTE') {
       const text = fieldOf(segment, 3).map((rep) => rep.map((component) => component.join('&')).join('^')).join('\n').trim();
-      if (current && text) current.note = [...(current.note ?? []), { text }];
+      if (!text) continue;
+      if (noteTarget === 'order') orderNotes.push({ text });
+      else if (noteTarget && 'observation' in noteTarget) noteTarget.observation.note = [...(noteTarget.observation.note ?? []), { text }];
+      else {
+        const after = noteTarget ? `${noteTarget.segment.name}[${noteTarget.segment.sequence}]` : 'MSH';
+        problems.push(warning(errorCodes.segmentSequenceError, `NTE[${segment.sequence}] after ${after} was not stored: only notes on an order (after OBR) or on an Observation (after its OBX) are kept`, { segment: 'NTE', sequence: segment.sequence }));
+      }
       continue;
     }
-    current = undefined;
+    noteTarget = { segment };
     if (segment.name === 'ORC') orc = segment;
     else if (segment.name === 'OBR') {
+      endOrder();
       obr = segment;
-      position = 0;
+      noteTarget = 'order';
+      if (!orderNumber({ obr, orc }) && message.segments.some((s) => s.name === 'OBX')) {
+        problems.push(warning(errorCodes.requiredFieldMissing, `OBR[${obr.sequence}] has no order number (OBR-3, OBR-2, ORC-3, ORC-2): its results are identified by their code and time, so a correction with another time is stored as a new result`, { segment: 'OBR', sequence: obr.sequence, field: 3 }));
+      }
     } else if (segment.name === 'OBX' && documentValueTypes.has(valueOf(segment, 2).trim().toUpperCase())) {
-      position++;
-      const result = mapObxDocument(segment, { obr, orc, sendingFacility: header.sendingFacility, positionInGroup: position });
+      const result = mapObxDocument(segment, { obr, orc, sendingFacility: header.sendingFacility });
       problems.push(...result.problems);
-      if (result.document) documents.push(result.document);
+      if (result.document) results.push({ resource: result.document, formerIdentifiers: result.formerIdentifiers });
     } else if (segment.name === 'OBX') {
-      position++;
-      const result = mapObx(segment, { obr, orc, sendingFacility: header.sendingFacility, positionInGroup: position });
+      const result = mapObx(segment, { obr, orc, sendingFacility: header.sendingFacility });
       problems.push(...result.problems);
       if (result.observation) {
-        current = result.observation;
-        observations.push(result.observation);
+        if (orderNotes.length > 0) {
+          result.observation.note = [...orderNotes];
+          orderNotesKept = true;
+        }
+        noteTarget = { observation: result.observation };
+        results.push({ resource: result.observation, formerIdentifiers: result.formerIdentifiers });
         if (/T\d\d:\d\d:\d\d(\.\d+)?Z$/.test(result.observation.effectiveDateTime ?? '') && !/[+-]\d{4}$/.test(valueOf(segment, 14) || valueOf(obr, 7))) assumedUtc = true;
       }
     }
   }
-  if (observations.length === 0 && documents.length === 0 && !problems.some((p) => p.severity === 'E')) {
+  endOrder();
+  warnRepeatedIdentities(results, problems);
+  if (results.length === 0 && !problems.some((p) => p.severity === 'E')) {
     problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
   }
   if (assumedUtc) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC'));
   if (!mapped) return undefined;
-  const plan: Plan = { kind: 'results', patient: mapped.patient, observations, documents };
+  const plan: Plan = { kind: 'results', patient: mapped.patient, results };
   return visit ? { ...plan, visit } : plan;
+}
+
+/** One warning per identity that several OBX of the message share (result-identity.ts). */
+function warnRepeatedIdentities(results: IncomingResult[], problems: Problem[]): void {
+  const counts = new Map<string, number>();
+  for (const { resource } of results) {
+    const key = `${resource.resourceType} ${resource.identifier![0]!.value}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  for (const [key, count] of counts) {
+    if (count < 2) continue;
+    const [, facility, order, code, subId] = /^\S+ ([^|]*)\|(.*)\|([^|]*)\|([^|]*)$/.exec(key) ?? [];
+    problems.push(
+      warning(errorCodes.duplicateKeyIdentifier, `${count} OBX of order ${order ?? ''} (${facility ?? ''}) share observation identifier ${code ?? ''} and sub-id "${subId ?? ''}" (OBX-3, OBX-4); each is stored as its own result, told apart by value type, then by order`, { segment: 'OBX' }),
+    );
+  }
 }

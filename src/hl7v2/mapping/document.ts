@@ -2,15 +2,15 @@
  * OBX with an ED (encapsulated data) or RP (reference pointer) value to FHIR DocumentReference,
  * as the HL7 v2-to-FHIR IG's "OBX[DocumentReference]" map does: an R4 Observation cannot hold an
  * attachment. OBX-3 gives the type, OBX-5 the attachment, OBX-11 the document status, OBX-14
- * (else OBR-7) the date. The identifier is the same stable result key as for Observations.
+ * (else OBR-7) the date. The identifier is the result's identity, as for Observations.
  * https://build.fhir.org/ig/HL7/v2-to-fhir/ConceptMap-segment-obx-to-documentreference.html
  */
-import type { Attachment, DocumentReference } from '@medplum/fhirtypes';
+import type { Attachment, DocumentReference, Identifier } from '@medplum/fhirtypes';
 import { componentOf, fieldOf, hl7Null, isEmptyRepetition, valueOf, type Segment } from '../er7/message.ts';
 import { errorCodes, error, type Problem } from '../problems.ts';
-import { codeableConcept } from './coding.ts';
 import { parseHl7DateTime } from './datetime.ts';
-import { resultIdentifierSystem, resultKey, type ResultContext } from './observation.ts';
+import { readObservationIdentifier } from './observation-identifier.ts';
+import { resultIdentity, type ResultContext } from './result-identity.ts';
 
 export const documentValueTypes = new Set(['ED', 'RP']);
 
@@ -25,14 +25,14 @@ function contentType(type: string, subtype: string): string {
   return main === 'text' ? 'text/plain' : 'application/octet-stream';
 }
 
-export function mapObxDocument(obx: Segment, context: ResultContext): { document?: DocumentReference; problems: Problem[] } {
+export function mapObxDocument(obx: Segment, context: ResultContext): { document?: DocumentReference; formerIdentifiers: Identifier[]; problems: Problem[] } {
   const problems: Problem[] = [];
   const at = (field: number, component?: number) => ({ segment: 'OBX', sequence: obx.sequence, field, ...(component ? { component } : {}) });
   const type = valueOf(obx, 2).trim().toUpperCase();
   const value = fieldOf(obx, 5).filter((rep) => !isEmptyRepetition(rep));
   if (value.length !== 1) {
     problems.push(error(errorCodes.dataTypeError, value.length === 0 ? `OBX-5 is empty for value type ${type}` : `OBX-5 repeats ${value.length} times for value type ${type}`, at(5)));
-    return { problems };
+    return { formerIdentifiers: [], problems };
   }
   const rep = value[0]!;
   let attachment: Attachment | undefined;
@@ -52,18 +52,19 @@ export function mapObxDocument(obx: Segment, context: ResultContext): { document
     if (base64 === undefined || base64 === '') problems.push(error(errorCodes.dataTypeError, `OBX-5 data is empty or not valid ${encoding || 'text'}`, at(5, 5)));
     else attachment = { contentType: contentType(componentOf(rep, 2), componentOf(rep, 3)), data: base64 };
   }
-  const code = codeableConcept(fieldOf(obx, 3)[0]);
-  if (!code?.coding) problems.push(error(errorCodes.requiredFieldMissing, 'OBX-3 (observation identifier) has no code', at(3, 1)));
+  const read = readObservationIdentifier(obx);
+  problems.push(...read.problems);
   const status = valueOf(obx, 11).trim().toUpperCase();
   if (status === '') problems.push(error(errorCodes.requiredFieldMissing, 'OBX-11 (observation result status) is empty', at(11)));
-  if (problems.length > 0 || !attachment) return { problems };
+  if (problems.some((p) => p.severity === 'E') || !attachment || !read.identifier) return { formerIdentifiers: [], problems };
 
+  const identity = resultIdentity(obx, context, read.identifier);
   const document: DocumentReference = {
     resourceType: 'DocumentReference',
-    identifier: [{ system: resultIdentifierSystem, value: resultKey(obx, context) }],
+    identifier: [identity.identifier],
     // Table 0085 D and W withdraw a result; anything else is the current document.
     status: status === 'D' || status === 'W' ? 'entered-in-error' : 'current',
-    ...(code ? { type: code } : {}),
+    type: read.identifier.concept,
     content: [{ attachment }],
   };
   if (['P', 'R', 'S', 'I'].includes(status)) document.docStatus = 'preliminary';
@@ -73,5 +74,5 @@ export function mapObxDocument(obx: Segment, context: ResultContext): { document
   const parsed = when ? parseHl7DateTime(when) : undefined;
   // DocumentReference.date is an instant: only a full date and time qualifies.
   if (parsed && /T/.test(parsed.dateTime)) document.date = parsed.dateTime;
-  return { document, problems };
+  return { document, formerIdentifiers: identity.formerIdentifiers, problems };
 }

@@ -4,29 +4,21 @@
  * interpretation, OBX-11 status, OBX-14 (else OBR-7) effective time, category laboratory.
  * https://build.fhir.org/ig/HL7/v2-to-fhir/ConceptMap-segment-obx-to-observation.html
  *
- * The Observation's identifier is built from the order (OBR-3 filler, else OBR-2 placer, else
- * ORC-3/ORC-2), the OBR set id, the OBX set id and sub-id, so a re-sent or corrected result
- * (OBX-11 C) finds and updates the same Observation.
+ * The Observation's identifier is the result's identity (result-identity.ts: the order, OBX-3
+ * and OBX-4), so a re-sent or corrected result (OBX-11 C) finds and updates the same Observation.
  */
-import type { Observation, ObservationReferenceRange, Quantity } from '@medplum/fhirtypes';
+import type { Identifier, Observation, ObservationReferenceRange, Quantity } from '@medplum/fhirtypes';
 import { componentOf, fieldOf, hl7Null, isEmptyRepetition, valueOf, type Repetition, type Segment } from '../er7/message.ts';
 import { errorCodes, error, type Problem } from '../problems.ts';
 import { codeableConcept, systemUri } from './coding.ts';
 import { parseHl7DateTime } from './datetime.ts';
-
-export const resultIdentifierSystem = 'urn:clinical-gateway:hl7v2:result';
-
-export interface ResultContext {
-  obr?: Segment;
-  orc?: Segment;
-  /** MSH-4 as text: order numbers are unique per filler, so the facility scopes the key. */
-  sendingFacility: string;
-  /** Position of this OBX within its OBR group, for OBX without a set id. */
-  positionInGroup: number;
-}
+import { readObservationIdentifier } from './observation-identifier.ts';
+import { resultIdentity, type ResultContext } from './result-identity.ts';
 
 export interface MappedObservation {
   observation?: Observation;
+  /** Identities the service gave this result before (see IncomingResult in the domain). */
+  formerIdentifiers: Identifier[];
   problems: Problem[];
 }
 
@@ -54,8 +46,8 @@ export function mapObx(obx: Segment, context: ResultContext): MappedObservation 
   const at = (field: number, component?: number) => ({ segment: 'OBX', sequence: obx.sequence, field, ...(component ? { component } : {}) });
   const clean = (v: string) => (v === hl7Null ? '' : v.trim());
 
-  const code = codeableConcept(fieldOf(obx, 3)[0]);
-  if (!code?.coding) problems.push(error(errorCodes.requiredFieldMissing, 'OBX-3 (observation identifier) has no code', at(3, 1)));
+  const read = readObservationIdentifier(obx);
+  problems.push(...read.problems);
 
   const statusCode = clean(valueOf(obx, 11)).toUpperCase();
   const status = statuses[statusCode];
@@ -66,9 +58,10 @@ export function mapObx(obx: Segment, context: ResultContext): MappedObservation 
     resourceType: 'Observation',
     status: status ?? 'unknown',
     category: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'laboratory', display: 'Laboratory' }] }],
-    code: code ?? { text: 'unknown' },
+    code: read.identifier?.concept ?? { text: 'unknown' },
   };
-  observation.identifier = [{ system: resultIdentifierSystem, value: resultKey(obx, context) }];
+  const identity = read.identifier ? resultIdentity(obx, context, read.identifier) : undefined;
+  if (identity) observation.identifier = [identity.identifier];
 
   const valueProblems = mapValue(obx, observation, at);
   problems.push(...valueProblems);
@@ -92,33 +85,7 @@ export function mapObx(obx: Segment, context: ResultContext): MappedObservation 
   }
 
   const hasErrors = problems.some((p) => p.severity === 'E');
-  return hasErrors ? { problems } : { observation, problems };
-}
-
-export function resultKey(obx: Segment, context: ResultContext): string {
-  const order = [
-    [context.obr, 3],
-    [context.obr, 2],
-    [context.orc, 3],
-    [context.orc, 2],
-  ] as const;
-  let orderId = '';
-  for (const [segment, field] of order) {
-    const id = valueOf(segment, field, 1).trim();
-    if (id) {
-      const authority = valueOf(segment, field, 2).trim() || valueOf(segment, field, 3).trim();
-      orderId = authority ? `${id}^${authority}` : id;
-      break;
-    }
-  }
-  if (!orderId) {
-    // No order number: the code and time of the result stand in for it.
-    orderId = `${valueOf(obx, 3, 1).trim()}@${valueOf(obx, 14).trim() || valueOf(context.obr, 7).trim()}`;
-  }
-  const obrSet = valueOf(context.obr, 1).trim() || '1';
-  const obxSet = valueOf(obx, 1).trim() || `#${context.positionInGroup}`;
-  const subId = valueOf(obx, 4).trim();
-  return [context.sendingFacility, orderId, obrSet, obxSet, subId].join('|');
+  return hasErrors || !identity ? { formerIdentifiers: [], problems } : { observation, formerIdentifiers: identity.formerIdentifiers, problems };
 }
 
 type At = (field: number, component?: number) => { segment: string; sequence: number; field: number; component?: number };

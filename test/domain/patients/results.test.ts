@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { DocumentReference, Observation, Patient } from '@medplum/fhirtypes';
-import { isDomainError } from '../../../src/domain/errors.ts';
-import { recordPatientResults } from '../../../src/domain/patients/observations.ts';
+import { recordPatientResults as recordIncoming, type PatientResult } from '../../../src/domain/patients/observations.ts';
 import { resourceStore } from '../../../src/domain/records/resource-store.ts';
 import type { SiteContext } from '../../../src/domain/site-context.ts';
+import type { Transaction } from '../../../src/storage/database.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { createTestSite } from '../../support/sites.ts';
 
@@ -15,6 +15,10 @@ before(async () => {
 after(() => db.drop());
 
 const system = 'urn:oid:2.16.840.1.113883.3.999.1';
+
+/** Results with no former identities, as most callers have them. */
+const recordPatientResults = (tx: Transaction, site: SiteContext, patientId: string, results: PatientResult[]) =>
+  recordIncoming(tx, site, patientId, results.map((resource) => ({ resource })));
 
 async function newPatient(site: SiteContext): Promise<string> {
   const patient: Patient = { resourceType: 'Patient', identifier: [{ system: 'urn:mrn', value: crypto.randomUUID() }], name: [{ family: 'Doe' }] };
@@ -77,29 +81,71 @@ test('the same identifiers in another site are other results', async () => {
   assert.notDeepEqual(there.map((stored) => stored.resource.id), here.map((stored) => stored.resource.id));
 });
 
-test('results sharing an identifier in one message are taken one after the other', async () => {
+function text(value: string, line: string, code = '2345-7'): Observation {
+  return { resourceType: 'Observation', identifier: [{ system, value }], status: 'final', code: { coding: [{ system: 'http://loinc.org', code }] }, valueString: line };
+}
+
+const valuesOf = async (site: SiteContext, value: string) =>
+  ((await carriers(site, 'Observation', value)) as Observation[]).map((o) => o.valueString ?? o.valueQuantity?.value);
+
+test('results sharing an identity in one message are each stored, and found again by value kind, then order', async () => {
   const site = await createTestSite(db.database);
   const patientId = await newPatient(site);
   const value = crypto.randomUUID();
   const stored = await db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [result(value, 80), result(value, 81)]));
-  assert.deepEqual(stored.map((one) => one.created), [true, false]);
-  const found = await carriers(site, 'Observation', value);
-  assert.equal(found.length, 1);
-  assert.equal((found[0] as Observation).valueQuantity?.value, 81);
-  assert.equal(found[0]!.meta?.versionId, '2');
+  assert.deepEqual(stored.map((one) => one.created), [true, true]);
+  assert.deepEqual(await valuesOf(site, value), [80, 81]);
+
+  // A fuller report: a text result of that identity first, then the two numbers, the second changed.
+  const fuller = await db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [text(value, '>100,000'), result(value, 80), result(value, 82)]));
+  assert.deepEqual(fuller.map((one) => one.created), [true, false, false]);
+  assert.deepEqual(fuller.slice(1).map((one) => one.resource.id), stored.map((one) => one.resource.id));
+  assert.deepEqual(fuller.map((one) => one.resource.meta?.versionId), ['1', '1', '2']);
+  assert.deepEqual(await valuesOf(site, value), [80, 82, '>100,000']);
 });
 
-test('a result whose identifier two resources already carry fails the whole message, which writes nothing', async () => {
+test('a lone incoming result of an identity with several stored is the first stored of its value kind', async () => {
   const site = await createTestSite(db.database);
   const patientId = await newPatient(site);
-  const [taken, fresh] = [crypto.randomUUID(), crypto.randomUUID()];
-  const store = resourceStore(db.database, site);
-  for (const reading of [1, 2]) await store.create({ ...result(taken, reading), subject: { reference: `Patient/${patientId}` } });
-  await assert.rejects(
-    db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [result(fresh), result(taken)])),
-    (error) => isDomainError(error, 'conflict') && /2 Observation resources already carry identifier/.test(error.message),
-  );
-  assert.deepEqual(await carriers(site, 'Observation', fresh), []);
+  const value = crypto.randomUUID();
+  await db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [text(value, 'colony count'), result(value, 80)]));
+  const [corrected] = await db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [result(value, 90)]));
+  assert.equal(corrected!.created, false);
+  assert.deepEqual(await valuesOf(site, value), ['colony count', 90]);
+});
+
+test('a lone stored result and a lone incoming one of an identity are the same result, whatever their values', async () => {
+  const site = await createTestSite(db.database);
+  const patientId = await newPatient(site);
+  const value = crypto.randomUUID();
+  const [pending] = await db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [text(value, 'pending')]));
+  const [final] = await db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [result(value, 5.5)]));
+  assert.equal(final!.resource.id, pending!.resource.id);
+  assert.deepEqual(await valuesOf(site, value), [5.5]);
+});
+
+test('a stored result is never updated into one with another code', async () => {
+  const site = await createTestSite(db.database);
+  const patientId = await newPatient(site);
+  const value = crypto.randomUUID();
+  await db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [text(value, 'Daptomycin S', 'DAP')]));
+  const [other] = await db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [text(value, 'Ciprofloxacin R', 'CIP')]));
+  assert.equal(other!.created, true);
+  const found = (await carriers(site, 'Observation', value)) as Observation[];
+  assert.deepEqual(found.map((o) => [o.code.coding![0]!.code, o.valueString, o.meta?.versionId]), [['DAP', 'Daptomycin S', '1'], ['CIP', 'Ciprofloxacin R', '1']]);
+});
+
+test('a result stored under a former identity is found by it and takes the identity when written', async () => {
+  const site = await createTestSite(db.database);
+  const patientId = await newPatient(site);
+  const [former, identity] = [crypto.randomUUID(), crypto.randomUUID()];
+  const [first] = await db.database.transaction((tx) => recordPatientResults(tx, site, patientId, [result(former, 80)]));
+  const [again] = await db.database.transaction((tx) => recordIncoming(tx, site, patientId, [{ resource: result(identity, 80), formerIdentifiers: [{ system, value: former }] }]));
+  assert.equal(again!.created, false);
+  assert.equal(again!.resource.id, first!.resource.id);
+  assert.equal(again!.resource.meta?.versionId, '2');
+  assert.deepEqual(await carriers(site, 'Observation', former), []);
+  assert.deepEqual((await carriers(site, 'Observation', identity)).map((o) => o.id), [first!.resource.id]);
 });
 
 test('an identifier on a result of another type does not make a result of this type exist', async () => {

@@ -136,7 +136,7 @@ test('a corrected result updates the same Observation instead of adding one', as
   assert.equal(observations[0]!.meta!.versionId, '2');
 });
 
-test('NTE segments after an OBX become notes of that Observation', async () => {
+test('NTE segments after an OBX become notes of that Observation, after the order\'s notes', async () => {
   const site = await createTestSite(db.database);
   const raw = message(
     ['PID|1||N1^^^H^MR', 'OBR|1||ORD-N', 'NTE|1||order level comment', 'OBX|1|NM|2345-7^Glucose^LN||5.1|mmol/L|||||F', 'NTE|1||fasting sample', 'NTE|2||line two~line three', 'OBX|2|ST|8-8^Remark^LN||ok||||||F'],
@@ -146,8 +146,9 @@ test('NTE segments after an OBX become notes of that Observation', async () => {
   const store = resourceStore(db.database, site);
   const patient = (await store.findPatientByBusinessIdentifier('N1'))!;
   const [glucose, remark] = (await store.listPatientCompartment(patient.id!)) as Observation[];
-  assert.deepEqual(glucose!.note, [{ text: 'fasting sample' }, { text: 'line two\nline three' }]);
-  assert.equal(remark!.note, undefined);
+  // The order's note (NTE after OBR) comes first on every Observation of the order.
+  assert.deepEqual(glucose!.note, [{ text: 'order level comment' }, { text: 'fasting sample' }, { text: 'line two\nline three' }]);
+  assert.deepEqual(remark!.note, [{ text: 'order level comment' }]);
 });
 
 test('ED and RP results become DocumentReferences of the patient, re-sent without duplicates', async () => {

@@ -2,6 +2,7 @@
 // table 0357 code and the location an interface engine will see.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { Observation } from '@medplum/fhirtypes';
 import { describeLocation } from '../../../src/hl7v2/problems.ts';
 import { parseEr7 } from '../../../src/hl7v2/er7/parse.ts';
 import { planMessage } from '../../../src/hl7v2/intake/plan.ts';
@@ -51,19 +52,22 @@ for (const c of cases) {
 test('SN forms: comparator, range and ratio', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
   assert.deepEqual(result.found, []);
-  const observations = result.plan!.kind === 'results' ? result.plan!.observations : [];
+  const observations = result.plan!.kind === 'results' ? result.plan!.results.map((r) => r.resource as Observation) : [];
   assert.deepEqual(observations[0]!.valueQuantity, { value: 5, comparator: '<', unit: 'mg', code: 'mg' });
   assert.deepEqual(observations[1]!.valueRange, { low: { value: 1, unit: 'mg', code: 'mg' }, high: { value: 3, unit: 'mg', code: 'mg' } });
   assert.deepEqual(observations[2]!.valueRatio, { numerator: { value: 1 }, denominator: { value: 128 } });
 });
 
-test('result identifiers are stable and distinct per OBR group and OBX set id', () => {
-  const segments = [pid, 'ORC|RE|P1|F1', 'OBR|1|P1|F1^LAB', 'OBX|1|NM|1-1^A^LN||1||||||F', 'OBX|2|NM|1-2^B^LN||2||||||F', 'OBR|2|P1|F1^LAB', 'OBX|1|NM|1-1^A^LN||3||||||F'];
+test('result identifiers are the order, OBX-3 and OBX-4, never the set ids, and do not depend on the control id', () => {
+  const segments = [pid, 'ORC|RE|P1|F1', 'OBR|1|P1|F1^LAB', 'OBX|1|NM|1-1^A^LN||1||||||F', 'OBX|2|NM|1-2^B^LN|2|2||||||F', 'OBX|3|NM|1-3^C^99LOCAL||3||||||F', 'OBR|2|P2|F2^LAB', 'OBX|1|NM|1-1^A^LN||3||||||F'];
   const a = plan(msh('ORU^R01', { controlId: 'A' }), segments).plan!;
   const b = plan(msh('ORU^R01', { controlId: 'B' }), segments).plan!;
-  const ids = (p: typeof a) => (p.kind === 'results' ? p.observations.map((o) => o.identifier![0]!.value) : []);
-  assert.deepEqual(ids(a), ['HOSP|F1^LAB|1|1|', 'HOSP|F1^LAB|1|2|', 'HOSP|F1^LAB|2|1|']);
+  const ids = (p: typeof a) => (p.kind === 'results' ? p.results.map((r) => r.resource.identifier![0]!.value) : []);
+  assert.deepEqual(ids(a), ['HOSP|F1^LAB|http://loinc.org^1-1|', 'HOSP|F1^LAB|http://loinc.org^1-2|2', 'HOSP|F1^LAB|99LOCAL^1-3|', 'HOSP|F2^LAB|http://loinc.org^1-1|']);
   assert.deepEqual(ids(a), ids(b), 'the control id does not enter the identifier');
+  // A coding system without a FHIR URI was dropped from the key before it entered it (migration 0510).
+  const former = a.kind === 'results' ? a.results.map((r) => (r.formerIdentifiers ?? []).map((i) => i.value)) : [];
+  assert.deepEqual(former, [[], [], ['HOSP|F1^LAB|^1-3|'], []]);
 });
 
 test('XTN rules: e-mail, composed numbers, fax and mobile', () => {
