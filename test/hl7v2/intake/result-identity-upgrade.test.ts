@@ -3,7 +3,7 @@
 // the next report of their order updates them: none is duplicated, none takes another's code.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Observation } from '@medplum/fhirtypes';
+import type { Observation, Patient } from '@medplum/fhirtypes';
 import { resourceStore } from '../../../src/domain/records/resource-store.ts';
 import type { SiteContext } from '../../../src/domain/site-context.ts';
 import { ingestHl7v2 } from '../../../src/hl7v2/intake/intake.ts';
@@ -43,7 +43,7 @@ async function runMigration0510(): Promise<void> {
 test('results stored under position keys are found by their observation after migration 0510', async () => {
   const site = await createTestSite(db.database);
   const store = resourceStore(db.database, site);
-  const patient = await store.create({ resourceType: 'Patient', identifier: [{ value: 'UPG1' }] });
+  const patient = await store.create<Patient>({ resourceType: 'Patient', identifier: [{ value: 'UPG1' }] });
   const loinc = 'http://loinc.org';
   const dapto = await store.create(legacyResult(patient.id!, 'HOSP|FL-600^LAB|1|1|1', { system: loinc, code: '35789-1', display: 'Daptomycin' }, 'S'));
   const vanco = await store.create(legacyResult(patient.id!, 'HOSP|FL-600^LAB|1|2|1', { system: loinc, code: '19000-9', display: 'Vancomycin' }, 'S'));

@@ -156,3 +156,20 @@ test('an OBR without an order number is accepted with a warning; its results are
   assert.equal((await send(site, raw())).ackCode, 'AA');
   assert.deepEqual(summary(await resultsOf(site, 'NOORD1')), ['2345-7=5.5 v1']);
 });
+
+test('concurrent reports of one order, repeating an identity, store each result once', async () => {
+  const site = await createTestSite(db.database);
+  const report = (count: string) =>
+    oru([
+      'PID|1||RACE2^^^H^MR',
+      'OBR|1|PL-900|FL-900^LAB|600-7^Blood culture^LN|||20240310080000+0000',
+      `OBX|1|ST|ISOLATE^Isolate^L|1|${count}||||||P`,
+      'OBX|2|CE|ISOLATE^Isolate^L|1|3092008^Staphylococcus aureus^SCT||||||P',
+      'OBX|3|ST|7016-3^Ciprofloxacin^LN|1|S||||||P',
+    ]);
+  const outcomes = await Promise.all(['10 CFU/mL', '20 CFU/mL', '30 CFU/mL', '40 CFU/mL', '50 CFU/mL', '60 CFU/mL'].map((count) => send(site, report(count))));
+  assert.ok(outcomes.every((outcome) => outcome.ackCode === 'AA'));
+  const stored = await resultsOf(site, 'RACE2');
+  assert.deepEqual(stored.map((o) => o.code.coding![0]!.code).sort(), ['7016-3', 'ISOLATE', 'ISOLATE']);
+  assert.equal(stored.filter((o) => o.valueString !== undefined && o.code.coding![0]!.code === 'ISOLATE').length, 1);
+});
