@@ -6,7 +6,9 @@ import type { Observation } from '@medplum/fhirtypes';
 import { resourceStore } from '../../../src/domain/records/resource-store.ts';
 import type { SiteContext } from '../../../src/domain/site-context.ts';
 import { ingestHl7v2 } from '../../../src/hl7v2/intake/intake.ts';
+import { fhirSurface } from '../../../src/fhir/surface.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+import { buildTestOrigin, createTestApiKey } from '../../support/http.ts';
 import { createTestSite } from '../../support/sites.ts';
 import { message } from '../support.ts';
 
@@ -82,4 +84,20 @@ test('notes the service cannot keep are named in warnings of the AA', async () =
   const stored = await resultsOf(site, 'BB2');
   assert.deepEqual(stored.map((r) => r.resourceType), ['DocumentReference', 'Observation']);
   assert.deepEqual(stored[1]!.note, [{ text: 'kept on the glucose' }]);
+});
+
+test('a FHIR client reading any result of the order sees the order note', async () => {
+  const site = await createTestSite(db.database);
+  const key = await createTestApiKey(db.database, site);
+  const raw = oru(['PID|1||BB3^^^H^MR', 'OBR|1|PL-720|FL-720^BB|GS^Group and screen^L', `NTE|1|L|${antiD}`, 'OBX|1|CWE|890-4^Blood group antibody screen^LN||260385009^Negative^SCT||||||F']);
+  assert.equal((await send(site, raw)).ackCode, 'AA');
+  const fhir = await buildTestOrigin(fhirSurface, db.database);
+  try {
+    const get = (url: string) => fhir.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+    const patient = (await get('/fhir/Patient?identifier=BB3')).json().entry[0].resource;
+    const bundle = (await get(`/fhir/Observation?patient=Patient/${patient.id}`)).json();
+    assert.deepEqual(bundle.entry.map((entry: { resource: Observation }) => entry.resource.note), [[{ text: antiD }]]);
+  } finally {
+    await fhir.close();
+  }
 });
