@@ -37,6 +37,7 @@ export async function recordPatientResults(
   patientId: string,
   results: readonly IncomingResult[],
 ): Promise<{ resource: PatientResult; created: boolean }[]> {
+  if (results.length === 0) return [];
   const lookups: { type: PatientResult['resourceType']; identifier: IdentifierKey }[] = [];
   const lookupIndex = new Map<string, number>();
   const lookupOf = (type: PatientResult['resourceType'], identifier: IdentifierKey): number => {
