@@ -188,6 +188,7 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
   }
   endOrder();
   warnRepeatedIdentities(results, problems);
+  warnSegmentsNotStored(message, problems);
   if (results.length === 0 && !problems.some((p) => p.severity === 'E')) {
     problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
   }
@@ -195,6 +196,18 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
   if (!mapped) return undefined;
   const plan: Plan = { kind: 'results', patient: mapped.patient, results };
   return visit ? { ...plan, visit } : plan;
+}
+
+// What an ORU^R01 is stored from; anything else it carries (PD1, PV2, TQ1, CTD, SPM, PRT, TXA,
+// Z-segments...) is named in one warning, so that nothing is dropped under AA without a word.
+const resultSegments = new Set(['MSH', 'PID', 'PV1', 'ORC', 'OBR', 'OBX', 'NTE']);
+
+function warnSegmentsNotStored(message: Hl7Message, problems: Problem[]): void {
+  const counts = new Map<string, number>();
+  for (const segment of message.segments) if (!resultSegments.has(segment.name)) counts.set(segment.name, (counts.get(segment.name) ?? 0) + 1);
+  if (counts.size === 0) return;
+  const list = [...counts].map(([name, count]) => (count > 1 ? `${name} (${count})` : name)).join(', ');
+  problems.push(warning(errorCodes.segmentSequenceError, `segments not stored (an ORU^R01 is stored from its PID, PV1, ORC, OBR, OBX and NTE): ${list}`));
 }
 
 /** One warning per identity that several OBX of the message share (result-identity.ts). */

@@ -101,3 +101,26 @@ test('a FHIR client reading any result of the order sees the order note', async 
     await fhir.close();
   }
 });
+
+test('segments of an ORU that the service does not store are named in one warning', async () => {
+  const site = await createTestSite(db.database);
+  const outcome = await send(
+    site,
+    oru([
+      'SFT|Lab Vendor^L|4.2|LabSystem|42',
+      'PID|1||BB4^^^H^MR',
+      'PV2|||^Headache',
+      'OBR|1|PL-730|FL-730^LAB|2345-7^Glucose^LN|||20240308080000+0000',
+      'TQ1|1||||||20240308080000+0000',
+      'OBX|1|NM|2345-7^Glucose^LN||5.5|mmol/L|||||F',
+      'SPM|1|SP-1||BLD^Blood^HL70487',
+      'SPM|2|SP-2||SER^Serum^HL70487',
+      'ZLB|1|local data',
+    ]),
+  );
+  assert.equal(outcome.ackCode, 'AA');
+  assert.deepEqual(
+    outcome.warnings.map((w) => [w.code, w.message]),
+    [[100, 'segments not stored (an ORU^R01 is stored from its PID, PV1, ORC, OBR, OBX and NTE): SFT, PV2, TQ1, SPM (2), ZLB']],
+  );
+});
