@@ -20,7 +20,7 @@ export function section(markdown: string, title: string): string {
   let level = 0;
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index]!;
-    if (line.startsWith('```')) inFence = !inFence;
+    if (line.trimStart().startsWith('```')) inFence = !inFence;
     if (inFence) continue;
     const heading = /^(#{1,6}) (.*)$/.exec(line);
     if (!heading) continue;
@@ -41,7 +41,10 @@ export interface FencedBlock {
   text: string;
 }
 
-/** The fenced code blocks of a Markdown text, in order. */
+/** The fenced code blocks of a Markdown text, in order; a block indented in a list loses its indent. */
 export function fencedBlocks(markdown: string): FencedBlock[] {
-  return [...markdown.matchAll(/^```([^\n`]*)\n([\s\S]*?)^```$/gm)].map((match) => ({ language: match[1]!.trim(), text: match[2]! }));
+  return [...markdown.matchAll(/^( *)```([^\n`]*)\n([\s\S]*?)^\1```$/gm)].map((match) => {
+    const indent = new RegExp(`^ {0,${match[1]!.length}}`, 'gm');
+    return { language: match[2]!.trim(), text: match[3]!.replace(indent, '') };
+  });
 }

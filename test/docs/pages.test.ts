@@ -1,0 +1,252 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+import { writeSyntheticInstance } from '../dicom/support/synthetic-instance.ts';
+import { runCliJson } from '../support/cli.ts';
+import { jsonDocuments, runDocumentedSteps, startDocumentedService, type DocumentedService } from '../support/documented-commands.ts';
+import { fencedBlocks, readDocument } from '../support/markdown.ts';
+
+// Each page's shell commands, run as a reader runs them against one service started on a fresh
+// embedded database (test/support/documented-commands.ts): a page's commands fail this test as
+// soon as they stop doing what the page says. Commands that run for minutes (the benchmark, the
+// fault campaign) are named and left to CI, which runs them on their own.
+
+const exec = promisify(execFile);
+let documented: DocumentedService;
+/** The README's first steps, done through the CLI: the site, user and key the pages build on. */
+let riversideKey: string;
+
+before(async () => {
+  documented = await startDocumentedService();
+  const env = { CG_DATA_DIR: documented.dataDir };
+  await runCliJson(['site', 'create', '--name', 'Riverside', '--ae-title', 'RIVERSIDE'], env);
+  await runCliJson(['user', 'create', '--site', 'Riverside', '--email', 'ris@riverside.example', '--role', 'clinician'], env);
+  riversideKey = (await runCliJson<{ key: string }>(['key', 'create', '--site', 'Riverside', '--user', 'ris@riverside.example'], env)).key;
+});
+after(async () => {
+  await documented?.service.stop();
+  if (documented) rmSync(documented.dataDir, { recursive: true, force: true });
+});
+
+// curl prints no newline after a body, so a status line may follow the previous answer's body.
+const statusLines = (output: string) => [...output.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
+
+test('docs/fhir.md: the examples create, read, update and search as their comments say', async () => {
+  const values: Record<string, string> = { KEY: riversideKey };
+  await runDocumentedSteps(readDocument('docs/fhir.md'), documented, [
+    {
+      name: 'capability statement, create, conditional create',
+      command: /\$FHIR\/metadata/,
+      check({ stdout }) {
+        assert.equal((jsonDocuments(stdout.slice(0, stdout.indexOf('HTTP/1.1')))[0] as { resourceType: string }).resourceType, 'CapabilityStatement');
+        assert.deepEqual(statusLines(stdout), [201, 200], 'create 201, then the conditional create finds it: 200');
+        const id = /^location: \S+\/fhir\/Patient\/([^/\s]+)\/_history\/1\r?$/im.exec(stdout)?.[1];
+        assert.ok(id, 'the create answers a Location as the page describes it');
+        values.ID = id;
+      },
+    },
+    {
+      name: 'read, vread, history, update, searches',
+      command: /^ID=/m,
+      check({ stdout }) {
+        assert.deepEqual(statusLines(stdout), [200], 'the update is 200');
+        assert.match(stdout, /^etag: W\/"2"\r?$/im, 'the update makes version 2');
+        assert.doesNotMatch(stdout, /"resourceType":"OperationOutcome"/);
+        const bundles = stdout.match(/"resourceType":"Bundle"/g) ?? [];
+        assert.equal(bundles.length, 6, 'history and five searches answer Bundles');
+        assert.match(stdout, /"given":\["Jane","Ann"\]/);
+      },
+    },
+  ], { values });
+});
+
+test('docs/hl7v2.md: HTTP and MLLP intake, the integration client and the message log', async () => {
+  const page = readDocument('docs/hl7v2.md');
+  await runDocumentedSteps(page, documented, [
+    {
+      name: 'a message over HTTP, answered as the page shows',
+      command: /\/v2\/ingest/,
+      check({ stdout }) {
+        const [answer] = jsonDocuments(stdout) as [Record<string, unknown>];
+        const shown = JSON.parse(fencedBlocks(page).find((block) => block.language === 'json')!.text) as Record<string, unknown>;
+        assert.deepEqual(Object.keys(answer).sort(), Object.keys(shown).sort());
+        for (const field of ['success', 'message_type', 'control_id', 'ack_code', 'duplicate', 'errors', 'warnings']) assert.deepEqual(answer[field], shown[field], field);
+      },
+    },
+    {
+      name: 'the lab system as an MLLP client',
+      command: /client create/,
+      check({ stdout }) {
+        assert.match(stdout, /^protocol: hl7-mllp$/m);
+        assert.match(stdout, /^allowed_ips: 127\.0\.0\.1$/m);
+      },
+    },
+    {
+      name: 'a message over MLLP with mllp_send',
+      command: /mllp_send/,
+      check({ stdout }) {
+        const promised = /prints the acknowledgement, `([^`]+)`/.exec(page)?.[1];
+        assert.ok(promised, 'the page says what mllp_send prints');
+        assert.ok(stdout.includes(promised), stdout);
+      },
+    },
+    {
+      name: 'the message log',
+      command: /messages list/,
+      check({ stdout }) {
+        assert.match(stdout, /hl7v2\s+mllp\s+ADT\^A08\s+MSG0002\s+LAB@HOSP\s+AA/);
+        assert.match(stdout, /hl7v2\s+http\s+ADT\^A01\s+MSG0001\s+LAB@HOSP\s+AA/);
+      },
+    },
+  ], { values: { KEY: riversideKey } });
+});
+
+test('docs/hl7v3.md: the example message, plain and in a SOAP envelope', async () => {
+  const page = readDocument('docs/hl7v3.md');
+  await runDocumentedSteps(page, documented, [
+    {
+      name: 'the example message, saved as add.xml and posted',
+      command: /@add\.xml/,
+      async prepare(workDir) {
+        writeFileSync(join(workDir, 'add.xml'), fencedBlocks(page).find((block) => block.language === 'xml')!.text);
+      },
+      check({ stdout }) {
+        assert.match(stdout, /<typeCode code="AA"\/>/);
+        assert.match(stdout, /<id root="21acf7be-007c-41e6-b176-d0969794983b" extension="345"\/>/);
+      },
+    },
+    {
+      name: 'the same message in a SOAP 1.2 envelope',
+      command: /iti44-request\.xml/,
+      check({ stdout }) {
+        assert.match(stdout, /<soap:Envelope /);
+        assert.match(stdout, /<wsa:Action soap:mustUnderstand="true">urn:hl7-org:v3:MCCI_IN000002UV01<\/wsa:Action>/);
+        assert.match(stdout, /<wsa:RelatesTo>urn:uuid:0f4e2a6c-5d1b-4a8e-9c3f-7b2d1e6a9f40<\/wsa:RelatesTo>/);
+        assert.match(stdout, /<typeCode code="AA"\/>/);
+      },
+    },
+  ], { values: { KEY: riversideKey } });
+});
+
+test('docs/imaging.md: a modality connected, images stored, a procedure step, a report', async () => {
+  const page = readDocument('docs/imaging.md');
+  const study = '1.2.826.0.1.3680043.2.1125.2.1';
+  const instance = (path: string, series: number, number: number) => writeSyntheticInstance(path, { study, series: `${study}.${series}`, instance: `${study}.${series}.${number}` }, 16, 16);
+  await runDocumentedSteps(page, documented, [
+    {
+      name: 'the site with its AE title',
+      command: /site create --name "Imaging Centre North"/,
+      check({ stdout }) {
+        assert.match(stdout, /^ae_title: NORTH_CG$/m);
+      },
+    },
+    {
+      name: 'a key, and where the DICOM listener is',
+      command: /connectivity\/dimse/,
+      check({ stdout }) {
+        // After the user command's own output.
+        assert.deepEqual(JSON.parse(stdout.slice(stdout.lastIndexOf('\n{') + 1)), { host: '127.0.0.1', port: documented.service.ports.dicom });
+      },
+    },
+    {
+      name: 'a study sent from the modality',
+      command: /127\.0\.0\.1 11112 \*\.dcm/,
+      async prepare(workDir) {
+        await writeSyntheticInstance(join(workDir, 'first.dcm'), { study: '1.2.826.0.1.3680043.2.1125.9', series: '1.2.826.0.1.3680043.2.1125.9.1', instance: '1.2.826.0.1.3680043.2.1125.9.1.1' }, 16, 16);
+      },
+      check() {},
+    },
+    {
+      name: 'the study on the worklist',
+      command: /studies list/,
+      check({ stdout }) {
+        const { studies } = JSON.parse(stdout) as { studies: { study_uid: string; instances: number }[] };
+        assert.deepEqual(studies.map((entry) => [entry.study_uid, entry.instances]), [['1.2.826.0.1.3680043.2.1125.9', 1]]);
+      },
+    },
+    {
+      name: 'a procedure step over HTTP, stored as shown',
+      command: /127\.0\.0\.1:8082\/ingest/,
+      check({ stdout }) {
+        const shown = JSON.parse(fencedBlocks(page).find((block) => block.language === 'json' && block.text.includes('"study_indexed"'))!.text.replaceAll('"…"', 'null')) as Record<string, unknown>;
+        const stored = JSON.parse(stdout) as Record<string, unknown>;
+        assert.deepEqual(Object.keys(stored).sort(), Object.keys(shown).sort());
+        for (const field of ['sop_instance_uid', 'study_uid', 'status', 'modality', 'station_ae_title', 'started_at', 'ended_at', 'procedure_code', 'study_indexed', 'version']) {
+          assert.deepEqual(stored[field], shown[field], field);
+        }
+      },
+    },
+    {
+      name: 'C-ECHO and C-STORE with DCMTK',
+      command: /^echoscu /m,
+      async prepare(workDir) {
+        mkdirSync(join(workDir, 'ct'));
+        mkdirSync(join(workDir, 'study'));
+        await instance(join(workDir, 'ct', '1.dcm'), 1, 1);
+        await instance(join(workDir, 'ct', '2.dcm'), 1, 2);
+        await instance(join(workDir, 'uncompressed.dcm'), 1, 3);
+        await exec('dcmconv', ['+td', join(workDir, 'uncompressed.dcm'), join(workDir, 'deflated.dcm')]);
+        rmSync(join(workDir, 'uncompressed.dcm'));
+        await instance(join(workDir, 'study', '1.dcm'), 2, 1);
+      },
+      async check() {
+        const { studies } = await runCliJson<{ studies: { study_uid: string; instances: number; procedure_status: unknown }[] }>(
+          ['studies', 'list', '--site', 'Imaging Centre North'],
+          { CG_DATA_DIR: documented.dataDir },
+        );
+        assert.equal(studies.find((entry) => entry.study_uid === study)?.instances, 4, 'ct/1, ct/2, deflated and study/1 are stored');
+      },
+    },
+    {
+      name: 'a completed report on the study',
+      command: /report create/,
+      check({ stdout }) {
+        const report = JSON.parse(stdout) as { status: string; study_uid: string; author_user_id: string | null };
+        assert.equal(report.status, 'completed');
+        assert.equal(report.study_uid, study);
+        assert.ok(report.author_user_id, 'the author is recorded');
+      },
+    },
+  ]);
+});
+
+test('docs/admin-app.md: the initial password and the JSON API with curl', async () => {
+  await runDocumentedSteps(readDocument('docs/admin-app.md'), documented, [
+    {
+      name: 'the initial password',
+      command: /^cat data\/initial-admin-password$/m,
+      check({ stdout }) {
+        assert.ok(stdout.trim().length >= 16, 'a generated password');
+      },
+    },
+    {
+      name: 'sign in, a site, a clinician, a key, the worklist, sign out',
+      command: /\/api\/session/,
+      check({ stdout }) {
+        const [created, worklist] = jsonDocuments(stdout) as [{ key: string; api_key: { label: string } }, { studies: unknown[]; total: number }];
+        assert.match(created.key, /^cg_[0-9a-f]{12}_/);
+        assert.equal(created.api_key.label, 'EHR');
+        assert.deepEqual(worklist, { studies: [], total: 0 });
+      },
+    },
+  ]);
+});
+
+test('docs/performance.md and docs/reliability.md: the long-running commands are the npm scripts CI runs', async () => {
+  const { scripts } = JSON.parse(readDocument('package.json')) as { scripts: Record<string, string> };
+  assert.equal(scripts.bench, 'node bench/run.ts');
+  assert.equal(scripts['test:faults'], 'node faults/run.ts');
+  assert.match(readDocument('.ci/run'), /^npm run test:faults$/m);
+  // Every other shell block of these pages is one of them (nothing else to run).
+  await runDocumentedSteps(readDocument('docs/performance.md'), documented, [], { notRun: [/npm run bench/] });
+  await runDocumentedSteps(readDocument('docs/reliability.md'), documented, [], { notRun: [/npm run test:faults/] });
+});
+
+test('the pages without shell commands still have none to check', () => {
+  for (const page of ['docs/configuration.md', 'docs/security.md']) {
+    assert.deepEqual(fencedBlocks(readDocument(page)).filter((block) => block.language === 'sh'), [], `${page} has shell commands: give them a test`);
+  }
+});
