@@ -22,6 +22,7 @@ const issueTypes: Record<string, IssueType> = {
   'too-large': 'too-costly',
   unauthenticated: 'login',
   unavailable: 'transient',
+  timeout: 'timeout',
   internal: 'exception',
   'unsupported-media-type': 'not-supported',
   'not-acceptable': 'not-supported',

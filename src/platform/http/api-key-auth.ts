@@ -11,6 +11,13 @@ const messages = {
   revoked: 'the API key has been revoked',
 } as const;
 
+/**
+ * RFC 9110 section 11.6.1: a 401 carries a WWW-Authenticate challenge. No registered scheme
+ * names a key in a header of its own, so the challenge names the scheme and the header it is
+ * read from, in the auth-param syntax of section 11.2.
+ */
+export const apiKeyChallenge = 'ApiKey realm="clinical-gateway", header="X-API-Key"';
+
 /** X-API-Key on every route of the origin except public ones and unknown paths (those are 404s). */
 export function installApiKeyAuthentication(app: FastifyInstance, database: Database): void {
   app.addHook('onRequest', async (request) => {
@@ -18,7 +25,7 @@ export function installApiKeyAuthentication(app: FastifyInstance, database: Data
     const header = request.headers['x-api-key'];
     const presented = Array.isArray(header) ? header[0] : header;
     const result = await authenticateApiKey(database, presented);
-    if (!result.ok) throw new HttpProblem(401, 'unauthenticated', messages[result.reason]);
+    if (!result.ok) throw new HttpProblem(401, 'unauthenticated', messages[result.reason], { headers: { 'www-authenticate': apiKeyChallenge } });
     request.siteContext = siteContextFor(result.site, { kind: 'api-key', keyId: result.keyId, userId: result.userId });
   });
 }

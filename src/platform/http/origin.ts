@@ -6,6 +6,7 @@ import { installApiKeyAuthentication } from './api-key-auth.ts';
 import { registerDocumentation } from './documentation.ts';
 import { mapError } from './error-mapping.ts';
 import { registerHealthRoutes } from './health.ts';
+import { clientErrorHandler, frameworkErrorHandler } from './malformed-request.ts';
 import type { HttpSurface } from './surface.ts';
 import { discardUnreadBody } from './unread-body.ts';
 import './site-context.ts';
@@ -36,6 +37,8 @@ export async function createOrigin(surface: HttpSurface, services: Services): Pr
     forceCloseConnections: 'idle',
     ...(config.tls ? { https: { cert: config.tls.cert, key: config.tls.key } } : {}),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: true } },
+    frameworkErrors: frameworkErrorHandler((request, reply, error) => sendRendered(surface, request, reply, error)),
+    clientErrorHandler: clientErrorHandler(surface),
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
   app.server.headersTimeout = 10_000;
 
