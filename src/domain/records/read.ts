@@ -54,13 +54,23 @@ export interface HistoryPage<T extends Resource> {
   total: number;
 }
 
+/**
+ * Which versions a history holds (http.html#history): those stored at or after `since`, and
+ * those current at some moment of `at` (a version is current from its lastUpdated until the next
+ * version's).
+ */
+export interface HistoryFilter {
+  since?: Date;
+  at?: { start: Date; end: Date };
+}
+
 /** Versions of one resource, newest first; undefined when the resource is not in the site. */
 export async function readHistory<T extends Resource>(
   db: Queryable,
   site: SiteContext,
   type: string,
   id: string,
-  options: { count: number; beforeVersion?: number },
+  options: { count: number; beforeVersion?: number } & HistoryFilter,
 ): Promise<HistoryPage<T> | undefined> {
   if (!isStoredResourceType(type) || !isResourceId(id)) return undefined;
   const current = await db.query<{ version_id: number }>(
@@ -69,13 +79,35 @@ export async function readHistory<T extends Resource>(
   );
   const head = current.rows[0];
   if (!head) return undefined;
-  const { rows } = await db.query<{ content: T }>(
-    `SELECT content FROM clinical_resource_version
-      WHERE site_id = $1 AND resource_type = $2 AND id = $3 AND version_id < $4
-      ORDER BY version_id DESC LIMIT $5`,
-    [site.siteId, type, id, options.beforeVersion ?? head.version_id + 1, options.count],
+  const before = options.beforeVersion ?? head.version_id + 1;
+  if (options.since === undefined && options.at === undefined) {
+    const { rows } = await db.query<{ content: T }>(
+      `SELECT content FROM clinical_resource_version
+        WHERE site_id = $1 AND resource_type = $2 AND id = $3 AND version_id < $4
+        ORDER BY version_id DESC LIMIT $5`,
+      [site.siteId, type, id, before, options.count],
+    );
+    return { versions: rows.map((row) => present(row.content)), total: head.version_id };
+  }
+  // One resource's versions are few: the window over all of them is cheap, and it gives each
+  // version the moment it stopped being current.
+  const { rows } = await db.query<{ total: number; versions: T[] }>(
+    `WITH version AS (
+       SELECT version_id, last_updated, content, lead(last_updated) OVER (ORDER BY version_id) AS superseded
+         FROM clinical_resource_version
+        WHERE site_id = $1 AND resource_type = $2 AND id = $3),
+     matching AS (
+       SELECT version_id, content FROM version
+        WHERE ($4::timestamptz IS NULL OR last_updated >= $4)
+          AND ($5::timestamptz IS NULL OR (last_updated < $6 AND (superseded IS NULL OR superseded > $5))))
+     SELECT (SELECT count(*) FROM matching)::int AS total,
+            coalesce((SELECT jsonb_agg(content ORDER BY version_id DESC)
+                        FROM (SELECT version_id, content FROM matching WHERE version_id < $7 ORDER BY version_id DESC LIMIT $8) page),
+                     '[]'::jsonb) AS versions`,
+    [site.siteId, type, id, options.since ?? null, options.at?.start ?? null, options.at?.end ?? null, before, options.count],
   );
-  return { versions: rows.map((row) => present(row.content)), total: head.version_id };
+  const { total, versions } = rows[0]!;
+  return { versions: versions.map((content) => present(content)), total };
 }
 
 /** The resources of a type carrying an identifier (any system when none is given), oldest first. */

@@ -10,6 +10,7 @@ import {
   readPatientByBusinessIdentifier,
   readPatientCompartment,
   readVersion,
+  type HistoryFilter,
   type HistoryPage,
 } from './read.ts';
 import { searchResources, type SearchRequest, type SearchResult } from './search.ts';
@@ -35,7 +36,7 @@ export interface ResourceStore {
   history<T extends Resource>(
     type: T['resourceType'],
     id: string,
-    options?: { count?: number; beforeVersion?: number },
+    options?: { count?: number; beforeVersion?: number } & HistoryFilter,
   ): Promise<HistoryPage<T> | undefined>;
   findByIdentifier<T extends Resource>(type: T['resourceType'], identifier: { system?: string; value: string }): Promise<T[]>;
   /** The active patient whose business identifier (identifier[0].value) is `value`. */

@@ -1,6 +1,6 @@
 import type { CapabilityStatement, CapabilityStatementRestResource } from '@medplum/fhirtypes';
 import { maxPageSize } from '../search/search-limits.ts';
-import { resourceDefinitions } from './resource-definitions.ts';
+import { resourceDefinitions, resultParameters, type FhirResourceDefinition } from './resource-definitions.ts';
 
 /**
  * GET /fhir/metadata (https://hl7.org/fhir/R4/http.html#capabilities): generated from the same
@@ -20,7 +20,13 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
     rest: [
       {
         mode: 'server',
-        documentation: `Search pages hold at most ${maxPageSize} entries; paging links are signed and bound to the site of the key.`,
+        documentation:
+          `Search pages hold at most ${maxPageSize} entries; paging links are signed and bound to the site of the key. ` +
+          'A search or history parameter the server does not support (an unknown name, a modifier, a chain, an unsupported ' +
+          'result parameter or value) is refused with 400 and an OperationOutcome naming it and listing the supported ones, ' +
+          'so that a search never silently widens; with the header Prefer: handling=lenient such parameters are ignored ' +
+          'instead, reported in an OperationOutcome entry (search mode outcome), and left out of the self link, which shows ' +
+          'only what was applied (https://hl7.org/fhir/R4/search.html#errors).',
         security: {
           cors: false,
           description:
@@ -29,10 +35,12 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
         },
         resource: resourceDefinitions.map((definition) => ({
           type: definition.type as CapabilityStatementRestResource['type'],
+          documentation: resourceDocumentation(definition),
           interaction: definition.interactions.map((code) => ({ code })),
           versioning: definition.stored ? ('versioned-update' as const) : ('versioned' as const),
           readHistory: definition.stored,
-          updateCreate: definition.updateCreate,
+          // Ids are the service's: PUT never creates a resource at the id of the URL.
+          updateCreate: false,
           conditionalCreate: definition.conditionalCreate,
           conditionalRead: 'not-supported' as const,
           conditionalUpdate: false,
@@ -46,4 +54,20 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
       },
     ],
   };
+}
+
+function resourceDocumentation(definition: FhirResourceDefinition): string {
+  const results = resultParameters(definition)
+    .map((parameter) => `${parameter.name} (${parameter.description})`)
+    .join(', ');
+  const notes = [`Result parameters: ${results}. No modifiers or chained parameters are supported.`];
+  if (definition.interactions.includes('history-instance')) notes.push('History takes _count, _since (an instant) and _at (a date or dateTime).');
+  if (definition.interactions.includes('update')) {
+    notes.push(
+      definition.putWithoutIdCreates
+        ? 'Update needs the id in the body, except that a body without id updates the resource of the URL, or, where the site\'s policy permits, creates one with an id of the service when the URL\'s id is unknown.'
+        : 'Update needs the id of the URL in the body (http.html#update): a body without id is refused with 400.',
+    );
+  }
+  return notes.join(' ');
 }

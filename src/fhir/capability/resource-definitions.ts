@@ -4,6 +4,8 @@ import {
   type SearchParameterDefinition,
   type StoredResourceType,
 } from '../../domain/records/search-parameters.ts';
+import type { SearchSort } from '../../domain/records/resource-store.ts';
+import { defaultPageSize, maxPageSize } from '../search/search-limits.ts';
 
 /**
  * What the FHIR origin serves, type by type: the router registers exactly these interactions,
@@ -27,8 +29,14 @@ export interface FhirResourceDefinition {
   /** Stored in the versioned record store; otherwise a read-only view. */
   stored: boolean;
   conditionalCreate: boolean;
-  /** Allowed value of the PUT-without-id-creates policy (Patient only). */
-  updateCreate: boolean;
+  /**
+   * DESIGN.md: PUT of a body without id to an unknown id creates a resource with an id of the
+   * service, where the site's policy permits (Patient only). This is not FHIR's updateCreate
+   * (the client choosing the id), which no type offers: ids are the service's.
+   */
+  putWithoutIdCreates: boolean;
+  /** The _sort values search honours (search.html#sort); none: _sort is not supported. */
+  sorts: Exclude<SearchSort, 'created'>[];
 }
 
 /** Result and common parameters that work on every type (search.html#all). */
@@ -62,7 +70,8 @@ export const resourceDefinitions: FhirResourceDefinition[] = [
       searchParameters: [...commonSearchParameters, ...searchParameters[type].map(fromDomain)],
       stored: true,
       conditionalCreate: true,
-      updateCreate: type === 'Patient',
+      putWithoutIdCreates: type === 'Patient',
+      sorts: ['_lastUpdated', '-_lastUpdated'],
     }),
   ),
   {
@@ -72,9 +81,31 @@ export const resourceDefinitions: FhirResourceDefinition[] = [
     searchParameters: diagnosticReportSearchParameters,
     stored: false,
     conditionalCreate: false,
-    updateCreate: false,
+    putWithoutIdCreates: false,
+    // Newest first, always: the report view has no other order.
+    sorts: [],
   },
 ];
+
+/**
+ * The result parameters (search.html#return) a search of the type applies. Any other parameter
+ * is refused, or ignored under Prefer: handling=lenient (parse-search.ts).
+ */
+export function resultParameters(definition: FhirResourceDefinition): { name: string; description: string }[] {
+  return [
+    { name: '_count', description: `Page size (default ${defaultPageSize}, at most ${maxPageSize}; larger values are clamped)` },
+    ...(definition.sorts.length > 0 ? [{ name: '_sort', description: `${definition.sorts.join(' or ')} (default: creation order)` }] : []),
+    { name: '_total', description: 'none | estimate | accurate (default accurate)' },
+    { name: '_summary', description: 'count (the total only, no entries) or false (whole resources, the default)' },
+    { name: '_format', description: 'json or application/fhir+json (JSON is the only format)' },
+    { name: '_pretty', description: 'true: indented JSON' },
+  ];
+}
+
+/** Every parameter name a search of the type accepts, for error messages and documentation. */
+export function supportedSearchParameterNames(definition: FhirResourceDefinition): string[] {
+  return [...definition.searchParameters.map((parameter) => parameter.name), ...resultParameters(definition).map((parameter) => parameter.name)];
+}
 
 export function resourceDefinition(type: string): FhirResourceDefinition | undefined {
   return resourceDefinitions.find((definition) => definition.type === type);

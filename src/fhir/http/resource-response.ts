@@ -21,7 +21,12 @@ export function ifMatchVersion(request: FastifyRequest): string | undefined | nu
 }
 
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
-  return reply.code(status).type(fhirJson).send(JSON.stringify(body));
+  return reply.code(status).type(fhirJson).send(JSON.stringify(body, null, wantsPretty(reply.request) ? 2 : undefined));
+}
+
+/** _pretty=true (http.html#parameters): indented JSON. Checked by substring first: most requests have none. */
+function wantsPretty(request: FastifyRequest): boolean {
+  return request.url.includes('_pretty=') && new URLSearchParams(request.url.split('?')[1] ?? '').get('_pretty') === 'true';
 }
 
 export function versionHeaders(reply: FastifyReply, resource: Resource): void {

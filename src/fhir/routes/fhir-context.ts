@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { resourceStore, type ResourceStore } from '../../domain/records/resource-store.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
+import { HttpProblem } from '../../platform/http/http-problem.ts';
 import { siteContextOf } from '../../platform/http/site-context.ts';
 import type { Services } from '../../platform/services.ts';
 import { loadPagingSecret } from '../search/paging-secret.ts';
@@ -46,6 +47,21 @@ export function preference(request: FastifyRequest, name: 'handling' | 'return')
 
 /** The query string of the request as ordered pairs (repeats kept: they AND). */
 export function queryPairs(request: FastifyRequest): [string, string][] {
-  const query = request.url.split('?', 2)[1] ?? '';
-  return [...new URLSearchParams(query).entries()];
+  return formPairs(request.url.split('?', 2)[1] ?? '', 'the query string');
+}
+
+/**
+ * application/x-www-form-urlencoded pairs, refusing what URLSearchParams would quietly repair:
+ * a "%" that starts no percent-encoded byte is kept as text, and bytes that are not UTF-8 become
+ * U+FFFD, so the server would search for something the client never sent (RFC 3986 section 2.1).
+ */
+export function formPairs(text: string, what: string): [string, string][] {
+  if (text.includes('%')) {
+    try {
+      decodeURIComponent(text);
+    } catch {
+      throw new HttpProblem(400, 'invalid', `${what} is not valid percent-encoding: "%" must start a byte such as %2F, and the bytes must be UTF-8 (RFC 3986 section 2.1)`);
+    }
+  }
+  return [...new URLSearchParams(text).entries()];
 }

@@ -1,14 +1,12 @@
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
-import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { baseUrl, etag, sendJson } from '../http/resource-response.ts';
-import { maxPageSize } from '../search/search-limits.ts';
-import { queryPairs, storeFor, type FhirContext } from './fhir-context.ts';
-import { fhirRoute, idParams, resourceResponses } from './route-options.ts';
-
-const defaultHistoryCount = 100;
+import { queryString } from '../search/search-bundle.ts';
+import { preference, queryPairs, storeFor, type FhirContext } from './fhir-context.ts';
+import { historyParameters, parseHistory } from './history-parameters.ts';
+import { fhirRoute, handlingHeader, idParams, resourceResponses, unsupportedParameterPolicy, unsupportedParameterResponse } from './route-options.ts';
 
 /**
  * history-instance (https://hl7.org/fhir/R4/http.html#history): every version, newest first,
@@ -20,36 +18,38 @@ export function registerHistoryRoutes(app: FastifyInstance, context: FhirContext
     `/fhir/${type}/:id/_history`,
     fhirRoute({
       summary: `Versions of a ${type}, newest first`,
+      description: unsupportedParameterPolicy.replace(' in an OperationOutcome entry,', ''),
       tags: [type],
       params: idParams,
       querystring: {
         type: 'object',
-        properties: {
-          _count: { type: 'string', description: `Versions per page (default ${defaultHistoryCount}, at most ${maxPageSize})` },
-          _page: { type: 'string', description: 'From a next link: versions before this one' },
-        },
+        properties: Object.fromEntries([
+          ...historyParameters.map((parameter) => [parameter.name, { type: 'string', description: parameter.description }]),
+          ['_page', { type: 'string', description: 'From a next link: versions before this one' }],
+        ]),
+        additionalProperties: false,
       },
-      response: resourceResponses('Bundle (history)', 200),
+      headers: handlingHeader,
+      response: { ...resourceResponses('Bundle (history)', 200), 400: unsupportedParameterResponse },
     }),
     async (request, reply) => {
-      const pairs = new Map(queryPairs(request));
-      const countText = pairs.get('_count');
-      if (countText !== undefined && !/^\d{1,7}$/.test(countText)) throw new HttpProblem(400, 'invalid', `_count must be a whole number from 0 to ${maxPageSize}`);
-      const count = Math.min(countText === undefined ? defaultHistoryCount : Number(countText), maxPageSize);
-      const before = pairs.get('_page');
-      if (before !== undefined && !/^[1-9]\d{0,8}$/.test(before)) throw new HttpProblem(400, 'invalid', '_page is not a version number of this history');
+      const parsed = parseHistory(queryPairs(request), preference(request, 'handling') !== 'lenient');
       const { id } = request.params;
       const page = await storeFor(context, request).history(type as Resource['resourceType'], id, {
-        count,
-        ...(before !== undefined ? { beforeVersion: Number(before) } : {}),
+        count: parsed.count,
+        ...(parsed.beforeVersion !== undefined ? { beforeVersion: parsed.beforeVersion } : {}),
+        ...(parsed.since ? { since: parsed.since } : {}),
+        ...(parsed.at ? { at: parsed.at } : {}),
       });
       if (!page) throw new DomainError('not-found', `${type}/${id} is not known`);
       const base = baseUrl(request);
+      const historyUrl = `${base}/${type}/${id}/_history`;
       const oldest = page.versions[page.versions.length - 1];
       const oldestVersion = Number(oldest?.meta?.versionId ?? 1);
-      const link = [{ relation: 'self', url: `${base}${request.url.split('?')[0]}?${new URLSearchParams([...pairs.entries()])}` }];
-      if (count > 0 && oldest && oldestVersion > 1) {
-        link.push({ relation: 'next', url: `${base}/${type}/${id}/_history?_count=${count}&_page=${oldestVersion}` });
+      const self: [string, string][] = [...parsed.applied, ...(parsed.beforeVersion !== undefined ? [['_page', String(parsed.beforeVersion)] as [string, string]] : [])];
+      const link = [{ relation: 'self', url: `${historyUrl}${queryString(self)}` }];
+      if (parsed.count > 0 && oldest && oldestVersion > 1 && page.versions.length === parsed.count) {
+        link.push({ relation: 'next', url: `${historyUrl}${queryString([...parsed.applied, ['_page', String(oldestVersion)]])}` });
       }
       const bundle: Bundle = {
         resourceType: 'Bundle',

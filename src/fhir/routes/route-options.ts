@@ -48,3 +48,21 @@ export const resourceBody = (type: string) => ({
   required: ['resourceType'],
   additionalProperties: true,
 });
+
+/** search.html#errors, as this server applies it (parse-search.ts). */
+export const unsupportedParameterPolicy =
+  'A parameter the server does not apply (unknown, a modifier, a chain, an unsupported result parameter or value) is refused ' +
+  'with 400 and an OperationOutcome naming it and listing the supported ones. With Prefer: handling=lenient it is ignored ' +
+  'instead, reported in an OperationOutcome entry, and left out of the self link.';
+
+export const handlingHeader = {
+  type: 'object',
+  properties: {
+    prefer: { type: 'string', description: 'handling=strict (the default: unsupported parameters are refused) or handling=lenient (they are ignored and reported)' },
+  },
+};
+
+export const unsupportedParameterResponse = {
+  ...outcomeSchema,
+  description: 'OperationOutcome: an unsupported parameter (one issue each, code not-supported, listing the supported ones) or a bad value (code invalid)',
+};

@@ -2,14 +2,14 @@ import type { Resource } from '@medplum/fhirtypes';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SearchPosition } from '../../domain/records/resource-store.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
-import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
+import { resultParameters, type FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { searchDiagnosticReports } from '../diagnostic-report/search-reports.ts';
 import { baseUrl, sendJson } from '../http/resource-response.ts';
 import { decodePageToken, encodePageToken, type PageState } from '../search/paging-token.ts';
 import { parseSearch } from '../search/parse-search.ts';
 import { queryString, searchsetBundle } from '../search/search-bundle.ts';
-import { preference, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
-import { fhirRoute, resourceResponses } from './route-options.ts';
+import { formPairs, preference, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
+import { fhirRoute, handlingHeader, resourceResponses, unsupportedParameterPolicy, unsupportedParameterResponse } from './route-options.ts';
 
 /**
  * search-type over GET and POST _search (https://hl7.org/fhir/R4/http.html#search). The next
@@ -20,16 +20,22 @@ export function registerSearchRoutes(app: FastifyInstance, context: FhirContext,
   const { type } = definition;
   const querystring = {
     type: 'object',
+    description: 'Only these parameters; any other (or a modifier, or a chain) is refused with 400 unless Prefer: handling=lenient',
     properties: Object.fromEntries([
       ...definition.searchParameters.map((parameter) => [parameter.name, { type: 'string', description: `${parameter.type}: ${parameter.description}` }]),
-      ['_count', { type: 'string', description: 'Page size (default 20, at most 1000)' }],
-      ['_sort', { type: 'string', description: '_lastUpdated or -_lastUpdated (default: creation order)' }],
-      ['_total', { type: 'string', description: 'none | estimate | accurate (default accurate)' }],
+      ...resultParameters(definition).map((parameter) => [parameter.name, { type: 'string', description: parameter.description }]),
       ['_page', { type: 'string', description: 'Paging token from a next link' }],
-      ['_format', { type: 'string', description: 'json' }],
     ]),
+    additionalProperties: false,
   };
-  const schema = { summary: `Search ${type}`, tags: [type], querystring, response: resourceResponses('Bundle (searchset)', 200) };
+  const schema = {
+    summary: `Search ${type}`,
+    description: unsupportedParameterPolicy,
+    tags: [type],
+    querystring,
+    headers: handlingHeader,
+    response: { ...resourceResponses('Bundle (searchset)', 200), 400: unsupportedParameterResponse },
+  };
 
   app.get(`/fhir/${type}`, fhirRoute(schema), async (request, reply) => search(context, definition, request, reply, queryPairs(request)));
 
@@ -42,7 +48,7 @@ export function registerSearchRoutes(app: FastifyInstance, context: FhirContext,
         throw new HttpProblem(415, 'unsupported-media-type', 'POST _search takes application/x-www-form-urlencoded parameters');
       }
       const body = typeof request.body === 'string' ? request.body : '';
-      return search(context, definition, request, reply, [...queryPairs(request), ...new URLSearchParams(body).entries()]);
+      return search(context, definition, request, reply, [...queryPairs(request), ...formPairs(body, 'the form body')]);
     },
   );
 }
@@ -62,7 +68,7 @@ async function search(
     state = decodePageToken(await context.pagingSecret(), site.siteId, definition.type, token);
     pairs = [...state.criteria, ...state.control];
   }
-  const parsed = parseSearch(definition, pairs, preference(request, 'handling') === 'strict');
+  const parsed = parseSearch(definition, pairs, preference(request, 'handling') !== 'lenient');
   const firstUrl = `${base}/${definition.type}${queryString([...parsed.criteria, ...parsed.control])}`;
   const selfUrl = token === undefined ? firstUrl : `${base}/${definition.type}${queryString([['_page', token]])}`;
 
@@ -82,7 +88,6 @@ async function search(
     total = result.total;
     next = parsed.count > 0 ? result.next : undefined;
   } else {
-    if (parsed.sort !== 'created') parsed.ignored.push({ name: '_sort', reason: `_sort is not supported for ${definition.type} (newest first)` });
     const position = state?.position;
     const result = await searchDiagnosticReports(context.services.database, site, parsed.conditions, {
       count: parsed.count,

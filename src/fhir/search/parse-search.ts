@@ -1,14 +1,19 @@
 import { dateRange, instantRange } from '../../domain/records/fhir-date.ts';
 import type { ComparisonPrefix, SearchCondition, SearchSort, SearchTotal, TokenValue } from '../../domain/records/resource-store.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
-import type { FhirResourceDefinition, FhirSearchParameter } from '../capability/resource-definitions.ts';
+import { supportedSearchParameterNames, type FhirResourceDefinition, type FhirSearchParameter } from '../capability/resource-definitions.ts';
+import { unsupportedParameters, type IgnoredParameter } from '../http/unsupported-parameters.ts';
 import { defaultPageSize, maxPageSize } from './search-limits.ts';
 
 /**
  * A FHIR search request (https://hl7.org/fhir/R4/search.html) parsed into domain conditions:
- * repeated parameters AND, comma-separated values OR (search.html#combining). Unknown
- * parameters are ignored and reported, or refused under Prefer: handling=strict
- * (search.html#errors). A bad value of a known parameter is always a 400.
+ * repeated parameters AND, comma-separated values OR (search.html#combining). A parameter the
+ * server does not apply (unknown, a modifier, a chain, an unsupported result parameter or value)
+ * is refused with every such parameter named, unless the client asked for lenient handling
+ * (search.html#errors): ignoring it would widen the search, and a client that trusts the result
+ * would show other patients' data as this patient's. Under lenient handling it is ignored,
+ * reported, and left out of `criteria` and `control`, so the self link shows only what was
+ * applied. A bad value of a known parameter is always a 400.
  */
 
 export interface ParsedSearch {
@@ -17,14 +22,14 @@ export interface ParsedSearch {
   count: number;
   total: SearchTotal;
   /** Parameters ignored, for the outcome entry (search.mode outcome). */
-  ignored: { name: string; reason: string }[];
+  ignored: IgnoredParameter[];
   /** The criteria that decide the match set, canonical (sorted), for paging tokens and locks. */
   criteria: [string, string][];
-  /** _sort, _count and _total as given, for the self and next links. */
+  /** _sort, _count, _total and _summary as applied, for the self and next links. */
   control: [string, string][];
 }
 
-/** Accepted, without effect on the result: formatting only. */
+/** Accepted, without effect on the result: formatting (content-negotiation.ts, resource-response.ts). */
 const formattingParameters = new Set(['_format', '_pretty']);
 const prefixes: ComparisonPrefix[] = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'];
 const maxParameters = 100;
@@ -34,12 +39,11 @@ function bad(message: string): HttpProblem {
   return new HttpProblem(400, 'invalid', message);
 }
 
+/** `strict`: refuse what is not applied (the default); false under Prefer: handling=lenient. */
 export function parseSearch(definition: FhirResourceDefinition, params: [string, string][], strict: boolean): ParsedSearch {
   const parsed: ParsedSearch = { conditions: [], sort: 'created', count: defaultPageSize, total: 'bounded', ignored: [], criteria: [], control: [] };
-  const ignore = (name: string, reason: string) => {
-    if (strict) throw bad(`${reason} (Prefer: handling=strict)`);
-    parsed.ignored.push({ name, reason });
-  };
+  const ignore = (name: string, reason: string) => parsed.ignored.push({ name, reason });
+  let summaryCount = false;
   if (params.length > maxParameters) throw bad(`a search takes at most ${maxParameters} parameters`);
   for (const [rawName, value] of params) {
     if (formattingParameters.has(rawName) || rawName === '_page') continue;
@@ -61,12 +65,22 @@ export function parseSearch(definition: FhirResourceDefinition, params: [string,
       continue;
     }
     if (rawName === '_sort') {
-      if (value === '_lastUpdated' || value === '-_lastUpdated') {
-        parsed.sort = value;
+      const sort = definition.sorts.find((candidate) => candidate === value);
+      if (sort) {
+        parsed.sort = sort;
         parsed.control.push([rawName, value]);
+      } else if (definition.sorts.length === 0) {
+        ignore(rawName, `_sort is not supported for ${definition.type} (its results are newest first)`);
       } else {
-        ignore('_sort', `_sort=${value} is not supported (only _lastUpdated and -_lastUpdated)`);
+        ignore(rawName, `_sort=${value} is not supported for ${definition.type} (only ${definition.sorts.join(' and ')})`);
       }
+      continue;
+    }
+    if (rawName === '_summary') {
+      // search.html#summary: count is the total without entries; false is the default.
+      summaryCount ||= value === 'count';
+      if (value === 'count' || value === 'false') parsed.control.push([rawName, value]);
+      else ignore(rawName, `_summary=${value} is not supported (only count and false)`);
       continue;
     }
     const [name, modifier] = rawName.split(':', 2) as [string, string | undefined];
@@ -75,7 +89,10 @@ export function parseSearch(definition: FhirResourceDefinition, params: [string,
       ignore(rawName, `search parameter ${rawName} is not supported for ${definition.type}`);
       continue;
     }
-    if (modifier !== undefined) throw bad(`the modifier :${modifier} is not supported on ${name}`);
+    if (modifier !== undefined) {
+      ignore(rawName, `${rawName}: the modifier :${modifier} is not supported on ${name} (no modifiers are)`);
+      continue;
+    }
     // search.html#errors: an empty parameter value is ignored.
     if (value === '') continue;
     const values = splitValues(value);
@@ -83,6 +100,8 @@ export function parseSearch(definition: FhirResourceDefinition, params: [string,
     parsed.conditions.push(condition(parameter, values));
     parsed.criteria.push([name, value]);
   }
+  if (strict && parsed.ignored.length > 0) throw unsupportedParameters(supportedSearchParameterNames(definition), parsed.ignored);
+  if (summaryCount) parsed.count = 0;
   parsed.criteria.sort((a, b) => (a[0] === b[0] ? a[1].localeCompare(b[1]) : a[0].localeCompare(b[0])));
   return parsed;
 }

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { buildFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+
+// Issue 19 point 7: an unknown or unsupported search parameter never widens a search.
+
+let db: TestDatabase;
+let app: FastifyInstance;
+before(async () => {
+  db = await createTestDatabase();
+  app = await buildFhirOrigin(db.database);
+});
+after(async () => {
+  await app.close();
+  await db.drop();
+});
+
+interface Outcome {
+  resourceType: string;
+  issue: { severity: string; code: string; diagnostics: string }[];
+}
+
+interface Bundle {
+  link: { relation: string; url: string }[];
+  entry?: { resource: { id: string; resourceType: string }; search: { mode: string } }[];
+}
+
+async function create(client: FhirClient, body: Record<string, unknown>): Promise<string> {
+  const response = await client.request('POST', `/fhir/${body.resourceType}`, { body });
+  assert.equal(response.statusCode, 201, response.body);
+  return response.json().id;
+}
+
+function refused(response: { statusCode: number; body: string; json(): unknown }, query: string): Outcome {
+  assert.equal(response.statusCode, 400, `${query}: ${response.body}`);
+  const outcome = response.json() as Outcome;
+  assert.equal(outcome.resourceType, 'OperationOutcome');
+  return outcome;
+}
+
+async function twoPatientsWithObservations(client: FhirClient) {
+  const mine = await create(client, patientBody('H-1'));
+  const theirs = await create(client, patientBody('H-2'));
+  const observation = (patient: string) => ({ resourceType: 'Observation', status: 'final', code: { text: 'Hb' }, subject: { reference: `Patient/${patient}` } });
+  return { mine, theirs, myObservation: await create(client, observation(mine)), theirObservation: await create(client, observation(theirs)) };
+}
+
+test('Observation?subject=Patient/X is refused with 400 naming subject and listing the supported parameters, not answered with every patient', async () => {
+  const client = await fhirClient(app, db.database);
+  const { mine } = await twoPatientsWithObservations(client);
+  const response = await client.request('GET', `/fhir/Observation?subject=Patient/${mine}`);
+  const outcome = refused(response, 'subject');
+  assert.equal(outcome.issue.length, 1);
+  assert.equal(outcome.issue[0]!.severity, 'error');
+  assert.equal(outcome.issue[0]!.code, 'not-supported');
+  assert.match(outcome.issue[0]!.diagnostics, /search parameter subject is not supported for Observation/);
+  assert.match(outcome.issue[0]!.diagnostics, /supported: _id, _lastUpdated, patient, code, _count, _sort, _total, _summary, _format, _pretty/);
+  assert.match(outcome.issue[0]!.diagnostics, /Prefer: handling=lenient/);
+  // Prefer: handling=strict says the same.
+  refused(await client.request('GET', `/fhir/Observation?subject=Patient/${mine}`, { headers: { prefer: 'handling=strict' } }), 'strict');
+});
+
+test('every unsupported parameter is named, one issue each: unknown names, modifiers, chains, unsupported result parameters and values', async () => {
+  const client = await fhirClient(app, db.database);
+  const cases: [string, string, RegExp][] = [
+    ['Observation', 'code:text=Hb', /code:text: the modifier :text is not supported on code/],
+    ['Observation', 'patient:missing=true', /patient:missing: the modifier :missing is not supported on patient/],
+    ['Observation', 'patient.name=Doe', /search parameter patient\.name is not supported/],
+    ['Patient', '_has:Observation:patient:code=1', /search parameter _has:Observation:patient:code is not supported/],
+    ['Patient', '_summary=true', /_summary=true is not supported/],
+    ['Patient', '_elements=id', /search parameter _elements is not supported/],
+    ['Patient', '_include=Patient:link', /search parameter _include is not supported/],
+    ['Observation', '_revinclude=Provenance:target', /search parameter _revinclude is not supported/],
+    ['Patient', '_sort=name', /_sort=name is not supported for Patient \(only _lastUpdated and -_lastUpdated\)/],
+    ['Patient', '_contained=true', /search parameter _contained is not supported/],
+    ['DiagnosticReport', '_sort=-_lastUpdated', /_sort is not supported for DiagnosticReport/],
+    ['DiagnosticReport', '_lastUpdated=gt2020', /search parameter _lastUpdated is not supported for DiagnosticReport/],
+  ];
+  for (const [type, query, diagnostics] of cases) {
+    const outcome = refused(await client.request('GET', `/fhir/${type}?${query}`), query);
+    assert.match(outcome.issue[0]!.diagnostics, diagnostics, query);
+    assert.match(outcome.issue[0]!.diagnostics, /supported: _id, /, query);
+  }
+  const several = refused(await client.request('GET', '/fhir/Patient?colour=blue&gender=female&name:exact=Doe&_elements=id'), 'several');
+  assert.deepEqual(
+    several.issue.map((issue) => issue.diagnostics.split(';')[0]),
+    ['search parameter colour is not supported for Patient', 'name:exact: the modifier :exact is not supported on name (no modifiers are)', 'search parameter _elements is not supported for Patient'],
+  );
+  // POST _search and conditional create refuse them too.
+  const form = await client.request('POST', '/fhir/Observation/_search', { body: 'subject=Patient/x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  refused(form, 'POST _search');
+});
+
+test('Prefer: handling=lenient ignores them, reports them, and the self link shows only what was applied', async () => {
+  const client = await fhirClient(app, db.database);
+  const { mine, myObservation, theirObservation } = await twoPatientsWithObservations(client);
+  const response = await client.request('GET', `/fhir/Observation?subject=Patient/${mine}&code:text=Hb&_sort=-_lastUpdated&_count=5&_elements=id`, {
+    headers: { prefer: 'handling=lenient' },
+  });
+  assert.equal(response.statusCode, 200, response.body);
+  const bundle = response.json() as Bundle;
+  const matches = (bundle.entry ?? []).filter((entry) => entry.search.mode === 'match').map((entry) => entry.resource.id);
+  // The ignored criteria selected nothing: the client was told so, and what it got is what the self link says.
+  assert.deepEqual(matches, [theirObservation, myObservation]);
+  const outcome = JSON.stringify(bundle.entry!.find((entry) => entry.search.mode === 'outcome')!.resource);
+  for (const name of ['subject', 'code:text', '_elements']) assert.ok(outcome.includes(name), name);
+  const self = new URL(bundle.link.find((link) => link.relation === 'self')!.url);
+  assert.deepEqual([...self.searchParams.keys()].sort(), ['_count', '_sort']);
+
+  // DiagnosticReport: its _sort is ignored and no longer echoed.
+  const reports = await client.request('GET', '/fhir/DiagnosticReport?_sort=-_lastUpdated&status=final', { headers: { prefer: 'handling=lenient' } });
+  assert.equal(reports.statusCode, 200);
+  const reportSelf = new URL((reports.json() as Bundle).link.find((link) => link.relation === 'self')!.url);
+  assert.deepEqual([...reportSelf.searchParams.keys()], ['status']);
+});
+
+test('_summary=count answers the total without entries; _summary=false is the default', async () => {
+  const client = await fhirClient(app, db.database);
+  await twoPatientsWithObservations(client);
+  const counted = (await client.request('GET', '/fhir/Observation?_summary=count&_count=10')).json();
+  assert.equal(counted.total, 2);
+  assert.equal(counted.entry?.length ?? 0, 0);
+  assert.equal((await client.request('GET', '/fhir/Observation?_summary=false')).json().entry.length, 2);
+});
