@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { adminSurface } from '../../src/admin/surface.ts';
 import { connectivitySurface } from '../../src/connectivity/surface.ts';
 import { fhirSurface } from '../../src/fhir/surface.ts';
@@ -56,7 +56,7 @@ test('every 401 of an X-API-Key origin carries WWW-Authenticate naming the heade
   for (const { surface, protectedRoute } of origins) {
     if (!protectedRoute) continue;
     for (const headers of [{}, { 'x-api-key': 'cg_not-a-key' }]) {
-      const response = await apps.get(surface)!.inject({ ...protectedRoute, headers });
+      const response: LightMyRequestResponse = await apps.get(surface)!.inject({ method: protectedRoute.method, url: protectedRoute.url, headers });
       assert.equal(response.statusCode, 401, `${surface.name} ${protectedRoute.url}`);
       assert.equal(response.headers['www-authenticate'], 'ApiKey realm="clinical-gateway", header="X-API-Key"', `${surface.name} ${protectedRoute.url}`);
     }

@@ -1,0 +1,514 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { indexInstance } from '../../src/domain/imaging/index-instance.ts';
+import { createReport } from '../../src/domain/imaging/reports.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { buildFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+
+// Issue 19 point 8: GET /fhir/metadata is walked claim by claim against a seeded site, so that a
+// claim without behaviour (a new type, interaction, search parameter, result parameter or flag
+// this walk does not know how to check) fails here instead of reaching a client.
+
+let db: TestDatabase;
+let app: FastifyInstance;
+before(async () => {
+  db = await createTestDatabase();
+  app = await buildFhirOrigin(db.database);
+});
+after(async () => {
+  await app.close();
+  await db.drop();
+});
+
+interface RestResource {
+  type: string;
+  documentation: string;
+  interaction: { code: string }[];
+  versioning: string;
+  readHistory: boolean;
+  updateCreate: boolean;
+  conditionalCreate: boolean;
+  conditionalRead: string;
+  conditionalUpdate: boolean;
+  conditionalDelete: string;
+  searchParam: { name: string; type: string }[];
+}
+
+interface Bundle {
+  type: string;
+  total?: number;
+  link: { relation: string; url: string }[];
+  entry?: { resource: { id: string; resourceType: string; meta?: { versionId: string } }; search?: { mode: string } }[];
+}
+
+/** Two patients, and for every other type one resource of each, a's made before `between`, b's after. */
+interface Seed {
+  patients: { a: string; b: string; mrnA: string };
+  ids: Record<string, { a: string; b: string }>;
+  between: string;
+  /** The bodies the stored resources were created from (for create and update). */
+  bodies: Record<string, (patient: string) => Record<string, unknown>>;
+}
+
+const codes: Record<string, { system: string; a: string; b: string }> = {
+  Condition: { system: 'http://snomed.info/sct', a: '38341003', b: '44054006' },
+  AllergyIntolerance: { system: 'http://snomed.info/sct', a: '91936005', b: '300916003' },
+  Observation: { system: 'http://loinc.org', a: '718-7', b: '2345-7' },
+  Procedure: { system: 'http://snomed.info/sct', a: '80146002', b: '73761001' },
+  DocumentReference: { system: 'http://loinc.org', a: '34133-9', b: '11488-4' },
+};
+const clinicalStatus: Record<string, { system: string; a: string; b: string }> = {
+  Condition: { system: 'http://terminology.hl7.org/CodeSystem/condition-clinical', a: 'active', b: 'resolved' },
+  AllergyIntolerance: { system: 'http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical', a: 'active', b: 'inactive' },
+};
+
+function bodyFor(type: string, which: 'a' | 'b', patient: string): Record<string, unknown> {
+  const subject = { reference: `Patient/${patient}` };
+  const coding = (of: Record<string, { system: string; a: string; b: string }>) => ({ coding: [{ system: of[type]!.system, code: of[type]![which] }] });
+  switch (type) {
+    case 'Condition':
+      return { resourceType: type, subject, clinicalStatus: coding(clinicalStatus), code: coding(codes) };
+    case 'AllergyIntolerance':
+      return { resourceType: type, patient: subject, clinicalStatus: coding(clinicalStatus), code: coding(codes) };
+    case 'Observation':
+      return { resourceType: type, status: 'final', subject, code: coding(codes) };
+    case 'Procedure':
+      return { resourceType: type, status: 'completed', subject, code: coding(codes) };
+    case 'DocumentReference':
+      return { resourceType: type, status: 'current', subject, type: coding(codes), content: [{ attachment: { contentType: 'text/plain', data: 'aGk=' } }] };
+    default:
+      throw new Error(`the walk has no body for ${type}`);
+  }
+}
+
+async function created(response: LightMyRequestResponse): Promise<string> {
+  assert.equal(response.statusCode, 201, response.body);
+  return response.json().id;
+}
+
+async function seed(client: FhirClient): Promise<Seed> {
+  const mrnA = `WALK-A-${client.site.siteId.slice(0, 8)}`;
+  const ids: Seed['ids'] = {};
+  const bodies: Seed['bodies'] = {};
+  const patientA = await created(
+    await client.request('POST', '/fhir/Patient', { body: patientBody(mrnA, { name: [{ family: 'Walker', given: ['Ann'] }], birthDate: '1970-03-04', gender: 'female' }) }),
+  );
+  const studyA = await study(client, patientA, mrnA, 'a');
+  const stored = Object.keys(codes);
+  const others: Record<string, string> = {};
+  for (const type of stored) {
+    bodies[type] = (patient) => bodyFor(type, 'a', patient);
+    others[type] = await created(await client.request('POST', `/fhir/${type}`, { body: bodyFor(type, 'a', patientA) }));
+  }
+  const reportA = (await createReport(db.database, client.site, { studyInstanceUid: studyA, text: 'Final report.', status: 'completed' })).id;
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const between = new Date().toISOString();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const mrnB = `WALK-B-${client.site.siteId.slice(0, 8)}`;
+  const patientB = await created(
+    await client.request('POST', '/fhir/Patient', { body: patientBody(mrnB, { name: [{ text: 'Bob Bishop' }], birthDate: '1990', gender: 'male' }) }),
+  );
+  ids.Patient = { a: patientA, b: patientB };
+  for (const type of stored) ids[type] = { a: others[type]!, b: await created(await client.request('POST', `/fhir/${type}`, { body: bodyFor(type, 'b', patientB) })) };
+  const studyB = await study(client, patientB, mrnB, 'b');
+  ids.DiagnosticReport = { a: reportA, b: (await createReport(db.database, client.site, { studyInstanceUid: studyB, text: 'Draft.', status: 'draft' })).id };
+  bodies.Patient = () => patientBody(`WALK-C-${client.site.siteId.slice(0, 8)}`);
+  return { patients: { a: patientA, b: patientB, mrnA }, ids, between, bodies };
+}
+
+async function study(client: FhirClient, patientId: string, mrn: string, which: string): Promise<string> {
+  const studyInstanceUid = `1.2.826.0.1.3680043.9.${process.pid}.${Date.now()}${which === 'a' ? 1 : 2}`;
+  await db.database.transaction((tx) =>
+    indexInstance(tx, client.site, {
+      sopInstanceUid: `${studyInstanceUid}.1.1`,
+      sopClassUid: '1.2.840.10008.5.1.4.1.1.4',
+      transferSyntaxUid: '1.2.840.10008.1.2.1',
+      studyInstanceUid,
+      seriesInstanceUid: `${studyInstanceUid}.1`,
+      patientId: mrn,
+      studyDate: '20260314',
+      studyDescription: 'MR knee',
+      storagePath: `test/${studyInstanceUid}.dcm`,
+      sizeBytes: 10,
+      sha256: '0'.repeat(64),
+    }),
+  );
+  await db.database.query('UPDATE imaging_study SET patient_id = $3 WHERE site_id = $1 AND study_instance_uid = $2 AND patient_id IS NULL', [
+    client.site.siteId,
+    studyInstanceUid,
+    patientId,
+  ]);
+  return studyInstanceUid;
+}
+
+/** The seeded codes of a type, or a failure naming the claim the walk cannot check. */
+function seeded(table: Record<string, { system: string; a: string; b: string }>, type: string, parameter: string) {
+  const values = table[type];
+  assert.ok(values, `the walk has no seeded values for ${type}?${parameter}, which the statement claims`);
+  return values;
+}
+
+/** For each search parameter name the walk knows: queries and the seeded resources each must match. */
+type Probe = (type: string, seed: Seed) => [query: string, expected: ('a' | 'b')[]][];
+
+const probes: Record<string, Probe> = {
+  _id: (type, { ids }) => [
+    [`_id=${ids[type]!.a}`, ['a']],
+    [`_id=${ids[type]!.a},${ids[type]!.b}`, ['a', 'b']],
+  ],
+  _lastUpdated: (_type, { between }) => [
+    [`_lastUpdated=lt${encodeURIComponent(between)}`, ['a']],
+    [`_lastUpdated=ge${encodeURIComponent(between)}`, ['b']],
+  ],
+  patient: (_type, { patients }) => [
+    [`patient=Patient/${patients.a}`, ['a']],
+    [`patient=${patients.b}`, ['b']],
+  ],
+  identifier: (_type, { patients }) => [
+    [`identifier=urn:mrn|${patients.mrnA}`, ['a']],
+    [`identifier=${patients.mrnA}`, ['a']],
+  ],
+  name: () => [
+    ['name=WALK', ['a']],
+    ['name=bishop', ['b']],
+  ],
+  birthdate: () => [
+    ['birthdate=1970-03-04', ['a']],
+    ['birthdate=gt1980', ['b']],
+  ],
+  gender: () => [
+    ['gender=female', ['a']],
+    ['gender=http://hl7.org/fhir/administrative-gender|male', ['b']],
+  ],
+  'clinical-status': (type) => {
+    const status = seeded(clinicalStatus, type, 'clinical-status');
+    return [
+      [`clinical-status=${status.a}`, ['a']],
+      [`clinical-status=${status.system}|${status.b}`, ['b']],
+    ];
+  },
+  code: (type) => {
+    const code = seeded(codes, type, 'code');
+    return [
+      [`code=${code.system}|${code.a}`, ['a']],
+      [`code=${code.b}`, ['b']],
+    ];
+  },
+  type: (type) => [[`type=${seeded(codes, type, 'type').system}|${seeded(codes, type, 'type').a}`, ['a']]],
+  status: () => [
+    ['status=final', ['a']],
+    ['status=preliminary', ['b']],
+  ],
+};
+
+/** For each result parameter the documentation names: what it must do to a search of a and b. */
+const resultProbes: Record<string, (type: string, client: FhirClient, seed: Seed, documentation: string) => Promise<void>> = {
+  async _count(type, client) {
+    const bundle = await search(client, `/fhir/${type}?_count=1`);
+    assert.equal(bundle.entry?.length, 1, `${type} _count`);
+    const next = bundle.link.find((link) => link.relation === 'next');
+    assert.ok(next, `${type} _count: next link`);
+    assert.equal((await search(client, relative(next.url))).entry?.length, 1, `${type} _count: next page`);
+  },
+  async _sort(type, client, { ids }, documentation) {
+    const values = /_sort \(([^()]*)/.exec(documentation)![1]!.trim().split(' or ');
+    assert.ok(values.length > 0, `${type} _sort values`);
+    for (const value of values) {
+      const order = (await search(client, `/fhir/${type}?_sort=${value}`)).entry!.map((entry) => entry.resource.id);
+      const expected = { _lastUpdated: [ids[type]!.a, ids[type]!.b], '-_lastUpdated': [ids[type]!.b, ids[type]!.a] }[value];
+      assert.ok(expected, `the walk does not know _sort=${value}`);
+      assert.deepEqual(order, expected, `${type} _sort=${value}`);
+    }
+  },
+  async _total(type, client) {
+    assert.equal((await search(client, `/fhir/${type}?_total=accurate`)).total, 2, `${type} _total=accurate`);
+    assert.equal((await search(client, `/fhir/${type}?_total=none`)).total, undefined, `${type} _total=none`);
+  },
+  async _summary(type, client) {
+    const counted = await search(client, `/fhir/${type}?_summary=count`);
+    assert.equal(counted.total, 2, `${type} _summary=count`);
+    assert.equal(counted.entry?.length ?? 0, 0, `${type} _summary=count`);
+    assert.equal((await search(client, `/fhir/${type}?_summary=false`)).entry?.length, 2, `${type} _summary=false`);
+  },
+  async _format(type, client) {
+    await search(client, `/fhir/${type}?_format=json`);
+    assert.equal((await client.request('GET', `/fhir/${type}?_format=xml`)).statusCode, 406, `${type} _format=xml`);
+  },
+  async _pretty(type, client) {
+    const response = await client.request('GET', `/fhir/${type}?_pretty=true`);
+    assert.equal(response.statusCode, 200);
+    assert.match(response.body, /^\{\n {2}"resourceType"/, `${type} _pretty=true`);
+  },
+};
+
+async function search(client: FhirClient, url: string, headers: Record<string, string> = {}): Promise<Bundle> {
+  const response = await client.request('GET', url, { headers });
+  assert.equal(response.statusCode, 200, `${url}: ${response.body}`);
+  return response.json();
+}
+
+function relative(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+}
+
+function matched(bundle: Bundle, seed: Seed, type: string): string[] {
+  const names = new Map([
+    [seed.ids[type]!.a, 'a'],
+    [seed.ids[type]!.b, 'b'],
+  ]);
+  return (bundle.entry ?? [])
+    .filter((entry) => entry.search?.mode === 'match')
+    .map((entry) => names.get(entry.resource.id) ?? entry.resource.id)
+    .sort();
+}
+
+const missing = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * Interactions the walk can perform, and what refusing each looks like when it is not claimed.
+ * In this order: create comes after search-type, whose total it would change.
+ */
+const interactions: Record<string, { perform(resource: RestResource, client: FhirClient, seed: Seed): Promise<void>; refused(type: string, client: FhirClient, seed: Seed): Promise<void> }> = {
+  read: {
+    async perform({ type }, client, { ids }) {
+      const response = await client.request('GET', `/fhir/${type}/${ids[type]!.a}`);
+      assert.equal(response.statusCode, 200, `${type} read`);
+      assert.equal(response.json().id, ids[type]!.a);
+      assert.equal(response.headers.etag, `W/"${response.json().meta.versionId}"`);
+      assert.equal((await client.request('GET', `/fhir/${type}/${missing}`)).statusCode, 404, `${type} read of an unknown id`);
+    },
+    async refused(type, client, { ids }) {
+      assert.equal((await client.request('GET', `/fhir/${type}/${ids[type]!.a}`)).statusCode, 405);
+    },
+  },
+  vread: {
+    async perform({ type }, client, { ids }) {
+      const current = (await client.request('GET', `/fhir/${type}/${ids[type]!.a}`)).json();
+      const version = await client.request('GET', `/fhir/${type}/${ids[type]!.a}/_history/${current.meta.versionId}`);
+      assert.equal(version.statusCode, 200, `${type} vread`);
+      assert.deepEqual(version.json(), current);
+      assert.equal((await client.request('GET', `/fhir/${type}/${ids[type]!.a}/_history/999`)).statusCode, 404, `${type} vread of an unknown version`);
+    },
+    async refused(type, client, { ids }) {
+      assert.notEqual((await client.request('GET', `/fhir/${type}/${ids[type]!.a}/_history/1`)).statusCode, 200);
+    },
+  },
+  update: {
+    async perform({ type, documentation }, client, { ids }) {
+      const url = `/fhir/${type}/${ids[type]!.a}`;
+      const current = (await client.request('GET', url)).json();
+      const updated = await client.request('PUT', url, { body: current });
+      assert.equal(updated.statusCode, 200, `${type} update: ${updated.body}`);
+      assert.equal(updated.json().meta.versionId, String(Number(current.meta.versionId) + 1));
+      const { id: _id, ...withoutId } = current;
+      const noId = await client.request('PUT', url, { body: withoutId });
+      if (/a body without id is refused with 400/.test(documentation)) {
+        assert.equal(noId.statusCode, 400, `${type} update without id`);
+      } else {
+        assert.match(documentation, /a body without id updates the resource of the URL/, `${type}: the documentation says what a body without id does`);
+        assert.equal(noId.statusCode, 200, `${type} update without id`);
+      }
+    },
+    async refused(type, client, { ids }) {
+      assert.equal((await client.request('PUT', `/fhir/${type}/${ids[type]!.a}`, { body: { resourceType: type, id: ids[type]!.a } })).statusCode, 405);
+    },
+  },
+  'search-type': {
+    async perform({ type }, client, seed) {
+      const bundle = await search(client, `/fhir/${type}`);
+      assert.equal(bundle.type, 'searchset');
+      assert.equal(bundle.total, 2, `${type} search`);
+      assert.deepEqual(matched(bundle, seed, type), ['a', 'b']);
+      const posted = await client.request('POST', `/fhir/${type}/_search`, { body: `_id=${seed.ids[type]!.b}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      assert.equal(posted.statusCode, 200, `${type} POST _search`);
+      assert.deepEqual(matched(posted.json(), seed, type), ['b']);
+    },
+    async refused(type, client) {
+      assert.notEqual((await client.request('GET', `/fhir/${type}`)).statusCode, 200);
+    },
+  },
+  'history-instance': {
+    async perform({ type, documentation }, client, { ids }) {
+      const url = `/fhir/${type}/${ids[type]!.b}`;
+      const first = (await client.request('GET', url)).json();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const between = new Date().toISOString();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const second = (await client.request('PUT', url, { body: first })).json();
+      const bundle = await search(client, `${url}/_history`);
+      assert.equal(bundle.type, 'history');
+      assert.deepEqual(bundle.entry!.map((entry) => entry.resource.meta!.versionId), [second.meta.versionId, first.meta.versionId]);
+      // Every link of the bundle answers.
+      for (const link of bundle.link) assert.equal((await client.request('GET', relative(link.url))).statusCode, 200, `${type} history ${link.relation} link ${link.url}`);
+      const parameters = /History takes ([^.]*)\./.exec(documentation)![1]!.match(/_[a-z]+/g)!;
+      const checks: Record<string, () => Promise<void>> = {
+        async _count() {
+          const page = await search(client, `${url}/_history?_count=1`);
+          assert.deepEqual(page.entry!.map((entry) => entry.resource.meta!.versionId), [second.meta.versionId]);
+          const next = await search(client, relative(page.link.find((link) => link.relation === 'next')!.url));
+          assert.deepEqual(next.entry!.map((entry) => entry.resource.meta!.versionId), [first.meta.versionId]);
+        },
+        async _since() {
+          const since = await search(client, `${url}/_history?_since=${encodeURIComponent(between)}`);
+          assert.deepEqual(since.entry!.map((entry) => entry.resource.meta!.versionId), [second.meta.versionId], `${type} _since`);
+        },
+        async _at() {
+          const at = await search(client, `${url}/_history?_at=${encodeURIComponent(between)}`);
+          assert.deepEqual(at.entry!.map((entry) => entry.resource.meta!.versionId), [first.meta.versionId], `${type} _at`);
+        },
+      };
+      for (const parameter of parameters) {
+        assert.ok(checks[parameter], `the walk cannot check the history parameter ${parameter} that ${type} claims`);
+        await checks[parameter]!();
+      }
+      assert.equal((await client.request('GET', `${url}/_history?_unknown=1`)).statusCode, 400, `${type} history with an unknown parameter`);
+    },
+    async refused(type, client, { ids }) {
+      assert.equal((await client.request('GET', `/fhir/${type}/${ids[type]!.a}/_history`)).statusCode, 404);
+    },
+  },
+  create: {
+    async perform({ type }, client, seed) {
+      const response = await client.request('POST', `/fhir/${type}`, { body: seed.bodies[type]!(seed.patients.a) });
+      assert.equal(response.statusCode, 201, `${type} create: ${response.body}`);
+      assert.equal((await client.request('GET', relative(String(response.headers.location)))).statusCode, 200, `${type} create: Location`);
+    },
+    async refused(type, client) {
+      assert.equal((await client.request('POST', `/fhir/${type}`, { body: { resourceType: type } })).statusCode, 405);
+    },
+  },
+  'history-type': {
+    async perform({ type }) {
+      assert.fail(`the walk cannot check history-type, which ${type} claims`);
+    },
+    async refused(type, client) {
+      assert.notEqual((await client.request('GET', `/fhir/${type}/_history`)).statusCode, 200);
+    },
+  },
+  patch: {
+    async perform({ type }) {
+      assert.fail(`the walk cannot check patch, which ${type} claims`);
+    },
+    async refused(type, client, { ids }) {
+      assert.equal((await client.request('PATCH', `/fhir/${type}/${ids[type]!.a}`, { body: [] })).statusCode, 405);
+    },
+  },
+  delete: {
+    async perform({ type }) {
+      assert.fail(`the walk cannot check delete, which ${type} claims`);
+    },
+    async refused(type, client, { ids }) {
+      assert.equal((await client.request('DELETE', `/fhir/${type}/${ids[type]!.a}`)).statusCode, 405);
+      assert.equal((await client.request('GET', `/fhir/${type}/${ids[type]!.a}`)).statusCode, 200);
+    },
+  },
+};
+
+test('every type, interaction, search parameter and flag the CapabilityStatement claims works as claimed, and nothing unclaimed does', async () => {
+  const client = await fhirClient(app, db.database, { patientPutCreates: true });
+  const seedData = await seed(client);
+  const statement = (await client.request('GET', '/fhir/metadata')).json();
+  assert.equal(statement.fhirVersion, '4.0.1');
+  assert.deepEqual(statement.format, ['json']);
+  assert.match(statement.rest[0].documentation, /Prefer: handling=lenient/);
+  const resources = statement.rest[0].resource as RestResource[];
+  assert.equal((await client.request('GET', '/fhir/Medication')).statusCode, 404, 'an unclaimed type');
+
+  for (const resource of resources) {
+    const { type } = resource;
+    assert.ok(seedData.ids[type], `the walk has no seed for ${type}, a type the statement claims`);
+    const claimed = resource.interaction.map((interaction) => interaction.code);
+    for (const code of claimed) {
+      assert.ok(interactions[code], `the walk cannot check ${code}, which ${type} claims`);
+    }
+    // Searches first, while the seed is as made; then the interactions that add versions.
+    for (const parameter of resource.searchParam) {
+      const probe = probes[parameter.name];
+      assert.ok(probe, `the walk has no probe for the search parameter ${parameter.name} that ${type} claims`);
+      for (const [query, expected] of probe(type, seedData)) {
+        const bundle = await search(client, `/fhir/${type}?${query}`, { prefer: 'handling=strict' });
+        assert.deepEqual(matched(bundle, seedData, type), expected, `${type}?${query}`);
+        // The parameter was applied: it is in the self link.
+        assert.match(bundle.link[0]!.url, new RegExp(`[?&]${parameter.name}=`), `${type}?${query}: self link`);
+      }
+      // Modifiers and chains on it are refused.
+      assert.equal((await client.request('GET', `/fhir/${type}?${parameter.name}:missing=true`)).statusCode, 400, `${type} ${parameter.name}:missing`);
+      assert.equal((await client.request('GET', `/fhir/${type}?${parameter.name}.name=x`)).statusCode, 400, `${type} ${parameter.name}.name`);
+    }
+    const results = /Result parameters: (.*?)\. /.exec(resource.documentation)?.[1]?.match(/(?:^|, )(_[a-z]+)/g)?.map((name) => name.replace(', ', '')) ?? [];
+    assert.ok(results.includes('_count'), `${type}: the documentation lists the result parameters`);
+    for (const name of results) {
+      assert.ok(resultProbes[name], `the walk has no probe for the result parameter ${name} that ${type} documents`);
+      await resultProbes[name]!(type, client, seedData, resource.documentation);
+    }
+    // Parameters that are not claimed are refused, and under lenient handling ignored and left out of the self link.
+    const unclaimed = ['_text=x', '_content=x', '_tag=x', '_has:Observation:patient:code=1', '_include=*', '_elements=id', 'subject=Patient/x', 'date=2020'];
+    if (!results.includes('_sort')) unclaimed.push('_sort=-_lastUpdated');
+    for (const query of unclaimed.filter((query) => !resource.searchParam.some((parameter) => query.startsWith(`${parameter.name}=`)))) {
+      const refused = await client.request('GET', `/fhir/${type}?${query}`);
+      assert.equal(refused.statusCode, 400, `${type}?${query}`);
+      assert.equal(refused.json().issue[0].code, 'not-supported', `${type}?${query}`);
+      const lenient = await search(client, `/fhir/${type}?${query}`, { prefer: 'handling=lenient' });
+      assert.deepEqual(matched(lenient, seedData, type), ['a', 'b'], `${type}?${query} lenient`);
+      assert.equal(new URL(lenient.link[0]!.url).search, '', `${type}?${query} lenient: self link`);
+    }
+
+    for (const code of Object.keys(interactions)) {
+      if (claimed.includes(code)) await interactions[code]!.perform(resource, client, seedData);
+      else await interactions[code]!.refused(type, client, seedData);
+    }
+
+    // Flags.
+    const a = `/fhir/${type}/${seedData.ids[type]!.a}`;
+    const current = await client.request('GET', a);
+    assert.ok(current.json().meta.versionId, `${type} versioning ${resource.versioning}`);
+    if (resource.versioning === 'versioned-update') {
+      const stale = await client.request('PUT', a, { body: current.json(), headers: { 'if-match': 'W/"0"' } });
+      assert.equal(stale.statusCode, 412, `${type} versioned-update: a stale If-Match`);
+    } else {
+      assert.equal(resource.versioning, 'versioned', `the walk cannot check versioning ${resource.versioning}`);
+    }
+    if (resource.readHistory) {
+      const v1 = await client.request('GET', `${a}/_history/1`);
+      assert.equal(v1.statusCode, 200, `${type} readHistory`);
+      assert.equal(v1.json().meta.versionId, '1');
+      assert.notEqual(current.json().meta.versionId, '1', `${type} readHistory: the walk updated it`);
+    }
+    const unknownId = '00000000-0000-4000-8000-0000000000ff';
+    const putNew = await client.request('PUT', `/fhir/${type}/${unknownId}`, { body: { ...(current.json() as Record<string, unknown>), id: unknownId } });
+    const madeAtId = (await client.request('GET', `/fhir/${type}/${unknownId}`)).statusCode === 200;
+    assert.equal(madeAtId, resource.updateCreate, `${type} updateCreate ${resource.updateCreate} (PUT to a new id: ${putNew.statusCode})`);
+    if (claimed.includes('create')) {
+      const conditional = await client.request('POST', `/fhir/${type}`, { body: seedData.bodies[type]!(seedData.patients.a), headers: { 'if-none-exist': `_id=${seedData.ids[type]!.a}` } });
+      assert.equal(conditional.statusCode === 200 && conditional.json().id === seedData.ids[type]!.a, resource.conditionalCreate, `${type} conditionalCreate`);
+    }
+    assert.equal(resource.conditionalRead, 'not-supported', `the walk cannot check conditionalRead ${resource.conditionalRead}`);
+    const ifNoneMatch = await client.request('GET', a, { headers: { 'if-none-match': String(current.headers.etag) } });
+    assert.equal(ifNoneMatch.statusCode, 200, `${type} conditionalRead not-supported`);
+    assert.equal(resource.conditionalUpdate, false, 'the walk cannot check conditionalUpdate');
+    assert.ok((await client.request('PUT', `/fhir/${type}?_id=${seedData.ids[type]!.a}`, { body: current.json() })).statusCode >= 400, `${type} conditionalUpdate false`);
+    assert.equal(resource.conditionalDelete, 'not-supported', `the walk cannot check conditionalDelete ${resource.conditionalDelete}`);
+    assert.ok((await client.request('DELETE', `/fhir/${type}?_id=${seedData.ids[type]!.a}`)).statusCode >= 400, `${type} conditionalDelete not-supported`);
+    assert.equal((await client.request('GET', a)).statusCode, 200, `${type}: still there`);
+  }
+});
+
+test('the OpenAPI document describes the 400 for unsupported parameters and the Prefer header of every search and history', async () => {
+  const document = (await app.inject({ method: 'GET', url: '/api/documentation/openapi.json' })).json();
+  const statement = (await app.inject({ method: 'GET', url: '/fhir/metadata' })).json();
+  for (const resource of statement.rest[0].resource as RestResource[]) {
+    const operations = [document.paths[`/fhir/${resource.type}`].get, document.paths[`/fhir/${resource.type}/_search`].post];
+    if (resource.interaction.some((interaction) => interaction.code === 'history-instance')) operations.push(document.paths[`/fhir/${resource.type}/{id}/_history`].get);
+    for (const operation of operations) {
+      assert.match(operation.responses['400'].description, /unsupported parameter/, resource.type);
+      const prefer = operation.parameters.find((parameter: { in: string; name: string }) => parameter.in === 'header' && parameter.name === 'prefer');
+      assert.match(prefer.description, /handling=lenient/, resource.type);
+    }
+    const queryNames = document.paths[`/fhir/${resource.type}`].get.parameters
+      .filter((parameter: { in: string }) => parameter.in === 'query')
+      .map((parameter: { name: string }) => parameter.name);
+    for (const parameter of resource.searchParam) assert.ok(queryNames.includes(parameter.name), `${resource.type} ${parameter.name} documented`);
+  }
+});
