@@ -26,7 +26,8 @@ export const fhirSurface: HttpSurface = {
   description:
     'FHIR R4 (4.0.1) JSON API over the site of the API key: Patient, Condition, AllergyIntolerance, Observation, ' +
     'Procedure and DocumentReference (read, vread, history, search, create, update) and DiagnosticReport ' +
-    '(read, vread, search). GET /fhir/metadata is the authority on what is supported.',
+    '(read, vread, search). GET /fhir/metadata is the authority on what is supported. A search or history parameter the ' +
+    'server does not apply is refused with 400 and an OperationOutcome naming it, unless the request carries Prefer: handling=lenient.',
   auth: 'api-key',
   renderError: renderOperationOutcome,
   async register(app: FastifyInstance, services: Services) {

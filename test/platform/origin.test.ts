@@ -116,7 +116,9 @@ test('the OpenAPI document lists this origin\'s routes only and needs no key', a
   assert.ok(document.paths['/probe/whoami']);
   assert.ok(document.paths['/healthz']);
   assert.equal(Object.keys(document.paths).some((path) => path.startsWith('/fhir') || path.startsWith('/api/documentation')), false);
-  assert.deepEqual(document.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  const { description, ...scheme } = document.components.securitySchemes.apiKey;
+  assert.deepEqual(scheme, { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  assert.match(description, /401 with WWW-Authenticate: ApiKey realm="clinical-gateway", header="X-API-Key"/);
   const ui = await app.inject({ url: '/api/documentation/' });
   assert.equal(ui.statusCode, 200);
   assert.match(ui.body, /swagger-ui/i);

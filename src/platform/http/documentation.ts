@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { apiKeyChallenge } from './api-key-auth.ts';
 import type { HttpSurface } from './surface.ts';
 
 /**
@@ -15,7 +16,16 @@ export async function registerDocumentation(app: FastifyInstance, surface: HttpS
       info: { title: surface.title, description: surface.description, version: '1' },
       components:
         surface.auth === 'api-key'
-          ? { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } }
+          ? {
+              securitySchemes: {
+                apiKey: {
+                  type: 'apiKey',
+                  in: 'header',
+                  name: 'X-API-Key',
+                  description: `A key of one site. Without a valid key the answer is 401 with WWW-Authenticate: ${apiKeyChallenge}`,
+                },
+              },
+            }
           : { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'cg_session' } } },
       security: surface.auth === 'api-key' ? [{ apiKey: [] }] : [{ session: [] }],
     },
