@@ -342,7 +342,8 @@ const interactions: Record<string, { perform(resource: RestResource, client: Fhi
       assert.deepEqual(bundle.entry!.map((entry) => entry.resource.meta!.versionId), [second.meta.versionId, first.meta.versionId]);
       // Every link of the bundle answers.
       for (const link of bundle.link) assert.equal((await client.request('GET', relative(link.url))).statusCode, 200, `${type} history ${link.relation} link ${link.url}`);
-      const parameters = /History takes ([^.]*)\./.exec(documentation)![1]!.match(/_[a-z]+/g)!;
+      const parameters = [.../History takes ([^.]*)\./.exec(documentation)![1]!.matchAll(/(?:^|, )(_[a-z]+) \(/g)].map((match) => match[1]!);
+      assert.ok(parameters.includes('_count'), `${type}: the documentation lists the history parameters`);
       const checks: Record<string, () => Promise<void>> = {
         async _count() {
           const page = await search(client, `${url}/_history?_count=1`);

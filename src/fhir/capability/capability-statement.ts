@@ -1,6 +1,6 @@
 import type { CapabilityStatement, CapabilityStatementRestResource } from '@medplum/fhirtypes';
 import { maxPageSize } from '../search/search-limits.ts';
-import { resourceDefinitions, resultParameters, type FhirResourceDefinition } from './resource-definitions.ts';
+import { historyParameters, resourceDefinitions, resultParameters, type FhirResourceDefinition } from './resource-definitions.ts';
 
 /**
  * GET /fhir/metadata (https://hl7.org/fhir/R4/http.html#capabilities): generated from the same
@@ -61,7 +61,10 @@ function resourceDocumentation(definition: FhirResourceDefinition): string {
     .map((parameter) => `${parameter.name} (${parameter.description})`)
     .join(', ');
   const notes = [`Result parameters: ${results}. No modifiers or chained parameters are supported.`];
-  if (definition.interactions.includes('history-instance')) notes.push('History takes _count, _since (an instant) and _at (a date or dateTime).');
+  if (definition.interactions.includes('history-instance')) {
+    const applied = historyParameters.filter((parameter) => parameter.name !== '_format' && parameter.name !== '_pretty');
+    notes.push(`History takes ${applied.map((parameter) => `${parameter.name} (${parameter.description})`).join(', ')}.`);
+  }
   if (definition.interactions.includes('update')) {
     notes.push(
       definition.putWithoutIdCreates

@@ -102,6 +102,17 @@ export function resultParameters(definition: FhirResourceDefinition): { name: st
   ];
 }
 
+export const defaultHistoryCount = 100;
+
+/** The parameters of history-instance (http.html#history); _page comes from next links. */
+export const historyParameters: { name: string; description: string }[] = [
+  { name: '_count', description: `Versions per page (default ${defaultHistoryCount}, at most ${maxPageSize})` },
+  { name: '_since', description: 'An instant: only versions stored at or after it (a date is midnight UTC; a time needs a zone)' },
+  { name: '_at', description: 'A date or dateTime: only versions current at some moment of it' },
+  { name: '_format', description: 'json' },
+  { name: '_pretty', description: 'true: indented JSON' },
+];
+
 /** Every parameter name a search of the type accepts, for error messages and documentation. */
 export function supportedSearchParameterNames(definition: FhirResourceDefinition): string[] {
   return [...definition.searchParameters.map((parameter) => parameter.name), ...resultParameters(definition).map((parameter) => parameter.name)];

@@ -2,6 +2,7 @@ import type { HistoryFilter } from '../../domain/records/read.ts';
 import { instantRange } from '../../domain/records/fhir-date.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import { unsupportedParameters, type IgnoredParameter } from '../http/unsupported-parameters.ts';
+import { defaultHistoryCount, historyParameters } from '../capability/resource-definitions.ts';
 import { maxPageSize } from '../search/search-limits.ts';
 
 /**
@@ -10,16 +11,6 @@ import { maxPageSize } from '../search/search-limits.ts';
  * lenient, as in search (parse-search.ts): a history that silently ignored _since would answer
  * with versions the client did not ask for.
  */
-
-export const defaultHistoryCount = 100;
-
-export const historyParameters = [
-  { name: '_count', description: `Versions per page (default ${defaultHistoryCount}, at most ${maxPageSize})` },
-  { name: '_since', description: 'An instant: only versions stored at or after it (a date is midnight UTC; a time needs a zone)' },
-  { name: '_at', description: 'A date or dateTime: only versions current at some moment of it' },
-  { name: '_format', description: 'json' },
-  { name: '_pretty', description: 'true: indented JSON' },
-];
 
 export interface ParsedHistory extends HistoryFilter {
   count: number;

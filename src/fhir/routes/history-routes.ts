@@ -1,12 +1,12 @@
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
-import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
+import { historyParameters, type FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { baseUrl, etag, sendJson } from '../http/resource-response.ts';
 import { queryString } from '../search/search-bundle.ts';
 import { preference, queryPairs, storeFor, type FhirContext } from './fhir-context.ts';
-import { historyParameters, parseHistory } from './history-parameters.ts';
-import { fhirRoute, handlingHeader, idParams, resourceResponses, unsupportedParameterPolicy, unsupportedParameterResponse } from './route-options.ts';
+import { parseHistory } from './history-parameters.ts';
+import { fhirRoute, handlingHeader, idParams, resourceResponses, unsupportedParameterResponse } from './route-options.ts';
 
 /**
  * history-instance (https://hl7.org/fhir/R4/http.html#history): every version, newest first,
@@ -18,7 +18,9 @@ export function registerHistoryRoutes(app: FastifyInstance, context: FhirContext
     `/fhir/${type}/:id/_history`,
     fhirRoute({
       summary: `Versions of a ${type}, newest first`,
-      description: unsupportedParameterPolicy.replace(' in an OperationOutcome entry,', ''),
+      description:
+        'Any other parameter is refused with 400 and an OperationOutcome naming it and listing these; with ' +
+        'Prefer: handling=lenient it is ignored instead and left out of the self link.',
       tags: [type],
       params: idParams,
       querystring: {
