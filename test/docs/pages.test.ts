@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { globSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { writeSyntheticInstance } from '../dicom/support/synthetic-instance.ts';
 import { runCliJson } from '../support/cli.ts';
 import { jsonDocuments, runDocumentedSteps, startDocumentedService, type DocumentedService } from '../support/documented-commands.ts';
-import { fencedBlocks, readDocument } from '../support/markdown.ts';
+import { testServerUrl } from '../support/database.ts';
+import { fencedBlocks, readDocument, repositoryRoot } from '../support/markdown.ts';
+import { runBash } from '../support/shell.ts';
 
 // Each page's shell commands, run as a reader runs them against one service started on a fresh
 // embedded database (test/support/documented-commands.ts): a page's commands fail this test as
@@ -243,6 +245,17 @@ test('docs/performance.md and docs/reliability.md: the long-running commands are
   // Every other shell block of these pages is one of them (nothing else to run).
   await runDocumentedSteps(readDocument('docs/performance.md'), documented, [], { notRun: [/npm run bench/] });
   await runDocumentedSteps(readDocument('docs/reliability.md'), documented, [], { notRun: [/npm run test:faults/] });
+});
+
+test('docs/configuration.md: running one area of the tests, as shown', async () => {
+  const shown = /`(node_modules\/\.bin\/node test\/run\.ts) '([^']+)'`/.exec(readDocument('docs/configuration.md'));
+  assert.ok(shown, 'the page shows how to run one area');
+  const [, command, pattern] = shown as unknown as [string, string, string];
+  assert.ok(globSync(pattern!, { cwd: repositoryRoot }).length > 0, `${pattern} names test files`);
+  // The same command on one small area (running the whole FHIR area here would take minutes).
+  const result = await runBash(`${command} 'test/docs/links.test.ts'`, { cwd: repositoryRoot, env: { PATH: process.env.PATH, HOME: process.env.HOME, CG_TEST_DATABASE_URL: testServerUrl() } });
+  assert.equal(result.status, 0, result.stdout + result.stderr);
+  assert.match(result.stdout, /^ℹ pass 1$/m);
 });
 
 test('the pages without shell commands still have none to check', () => {
