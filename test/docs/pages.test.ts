@@ -115,9 +115,15 @@ test('docs/hl7v3.md: the example message, plain and in a SOAP envelope', async (
       async prepare(workDir) {
         writeFileSync(join(workDir, 'add.xml'), fencedBlocks(page).find((block) => block.language === 'xml')!.text);
       },
-      check({ stdout }) {
+      async check({ stdout }) {
         assert.match(stdout, /<typeCode code="AA"\/>/);
         assert.match(stdout, /<id root="21acf7be-007c-41e6-b176-d0969794983b" extension="345"\/>/);
+        // "The patient is readable over FHIR on the same site at once: GET /fhir/Patient?identifier=PIX10515W3".
+        const read = /readable over FHIR on the same site at\s+once: `GET (\/fhir\/Patient\?identifier=\w+)`/.exec(page)?.[1];
+        assert.ok(read, 'the page names the FHIR read');
+        const bundle = (await (await fetch(`http://127.0.0.1:${documented.service.ports.fhir}${read}`, { headers: { 'x-api-key': riversideKey } })).json()) as { total: number; entry: { resource: { name: { family: string }[] } }[] };
+        assert.equal(bundle.total, 1);
+        assert.equal(bundle.entry[0]!.resource.name[0]!.family, 'WASHINGTON');
       },
     },
     {

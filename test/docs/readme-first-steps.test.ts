@@ -105,6 +105,16 @@ test("the README's first steps run as written against a started service", async 
   );
 });
 
+test('every HTTP origin serves the OpenAPI document the README points to', async () => {
+  const path = /`(\/api\/documentation\/openapi\.json)`/.exec(readme)?.[1];
+  assert.ok(path, 'the README names the OpenAPI document');
+  for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin']) {
+    const response = await fetch(`http://127.0.0.1:${documented.service.ports[surface]}${path}`);
+    assert.equal(response.status, 200, surface);
+    assert.match(((await response.json()) as { openapi: string }).openapi, /^3\./, surface);
+  }
+});
+
 test('the quick start is two commands, and both are npm scripts of the project', () => {
   const [commands] = fencedBlocks(section(readme, 'Quick start')).filter((block) => block.language === 'sh');
   assert.ok(commands);
