@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { jsonDocuments, runDocumentedSteps, startDocumentedService, type DocumentedService } from '../support/documented-commands.ts';
 import { fencedBlocks, readDocument, section } from '../support/markdown.ts';
+import { runBash } from '../support/shell.ts';
 
 // The README's first steps, run as a reader runs them: every shell block of the section, with
 // bash, against a service started on a fresh embedded database. The only changes are the ones
@@ -103,6 +104,13 @@ test("the README's first steps run as written against a started service", async 
     ],
     { values },
   );
+});
+
+test('"An AE title no site has is rejected"', async () => {
+  assert.ok(firstSteps.includes('An AE title no site has is rejected.'));
+  const result = await runBash(`echoscu -aec NOSUCHSITE -aet MODALITY 127.0.0.1 ${documented.service.ports.dicom}`, { cwd: documented.dataDir, env: documented.env });
+  assert.notEqual(result.status, 0);
+  assert.match(result.stderr, /Association Rejected[\s\S]*Called AE Title Not Recognized/);
 });
 
 test('every HTTP origin serves the OpenAPI document the README points to', async () => {
