@@ -208,3 +208,12 @@ export function matchesSender(client: IntegrationClient, sendingApplication: str
   const same = (expected: string | null, actual: string) => expected === null || expected === actual.split('^')[0]!.trim() || expected === actual.trim();
   return same(client.sendingApplication, sendingApplication) && same(client.sendingFacility, sendingFacility);
 }
+
+/** CLIENT on the command line: one of the site's integration clients, by id or name (case-insensitive). */
+export async function resolveIntegrationClient(db: Queryable, siteId: string, idOrName: string): Promise<IntegrationClient> {
+  const byId = await findIntegrationClient(db, siteId, idOrName);
+  if (byId) return byId;
+  const { rows } = await db.query<ClientRow>(`SELECT ${columns} FROM integration_client WHERE site_id = $1 AND lower(name) = lower($2)`, [siteId, idOrName.trim()]);
+  if (!rows[0]) throw new DomainError('not-found', `the site has no integration client with id or name "${idOrName}"`);
+  return toClient(rows[0]);
+}
