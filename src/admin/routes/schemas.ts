@@ -144,6 +144,7 @@ export const worklistStudySchema = {
     patient_sex: nullableStr,
     study_date: nullableStr,
     study_time: nullableStr,
+    study_started_at: { ...nullableDateTime, description: 'StudyDate and StudyTime as an instant, read with (0008,0201) or the site time zone; null when neither applied' },
     accession_number: nullableStr,
     study_description: nullableStr,
     modalities: { type: 'array', items: str },
