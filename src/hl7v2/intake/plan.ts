@@ -197,7 +197,7 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
   if (results.length === 0 && !problems.some((p) => p.severity === 'E')) {
     problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
   }
-  if (assumedUtc) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC'));
+  if (assumedUtc) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC: no time zone is set for this site or integration client'));
   if (!mapped) return undefined;
   const plan: Plan = { kind: 'results', patient: mapped.patient, results };
   return visit ? { ...plan, visit } : plan;
