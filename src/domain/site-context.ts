@@ -22,6 +22,12 @@ export interface SiteContext {
   readonly siteName: string;
   readonly aeTitle: string;
   readonly policies: SitePolicies;
+  /**
+   * IANA zone in which the site's senders write times without a UTC offset; null when none is
+   * configured (such times are then read as UTC, with a warning). An integration client's own
+   * zone overrides it for that client's messages.
+   */
+  readonly timeZone: string | null;
   readonly actor: Actor;
 }
 

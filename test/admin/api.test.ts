@@ -348,3 +348,29 @@ test('service admins: only service admins list, add, reset and deactivate them; 
   const refused = await app.inject({ method: 'POST', url: '/api/session', payload: { email, password: reset.json().generated_password } });
   assert.equal(refused.statusCode, 401);
 });
+
+test('time zones: a site\'s and a client\'s are set, canonicalised, refused by field when not IANA names, and cleared', async () => {
+  const created = await app.inject(as(service, { method: 'POST', url: '/api/sites', payload: { name: `Zoned ${aeTitle()}`, ae_title: aeTitle(), time_zone: 'europe/london' } }));
+  assert.equal(created.statusCode, 201, created.body);
+  const site = created.json();
+  assert.equal(site.time_zone, 'Europe/London');
+  const admin = await signIn(app, (await createTestUser(db.database, { siteId: site.id } as never, 'site-admin')).email);
+  for (const bad of ['Mars/Olympus_Mons', '+02:00', 'x'.repeat(65)]) {
+    const response = await app.inject(as(admin, { method: 'PATCH', url: `/api/sites/${site.id}`, payload: { time_zone: bad } }));
+    assert.equal(response.statusCode, 400, bad);
+    assert.equal(response.json().error.fields[0].field, 'time_zone', bad);
+  }
+  const changed = await app.inject(as(admin, { method: 'PATCH', url: `/api/sites/${site.id}`, payload: { time_zone: 'America/Chicago' } }));
+  assert.equal(changed.json().time_zone, 'America/Chicago');
+  const S = `/api/sites/${site.id}`;
+  const badClient = await app.inject(as(admin, { method: 'POST', url: `${S}/clients`, payload: { name: 'Lab', allowed_ips: ['10.0.0.1'], time_zone: 'Europe/Londres' } }));
+  assert.equal(badClient.statusCode, 400);
+  assert.deepEqual(badClient.json().error.fields.map((f: { field: string }) => f.field), ['time_zone']);
+  const client = await app.inject(as(admin, { method: 'POST', url: `${S}/clients`, payload: { name: 'Lab', allowed_ips: ['10.0.0.1'], time_zone: 'US/Pacific' } }));
+  assert.equal(client.statusCode, 201, client.body);
+  assert.equal(client.json().time_zone, 'America/Los_Angeles');
+  const cleared = await app.inject(as(admin, { method: 'PATCH', url: `${S}/clients/${client.json().id}`, payload: { time_zone: '' } }));
+  assert.equal(cleared.json().time_zone, null);
+  const siteCleared = await app.inject(as(admin, { method: 'PATCH', url: `/api/sites/${site.id}`, payload: { time_zone: null } }));
+  assert.equal(siteCleared.json().time_zone, null);
+});

@@ -66,7 +66,7 @@ test('errors go to stderr with a non-zero exit and a specific message', async ()
     [['key', 'revoke', 'not-an-id'], /no API key with id "not-an-id"/, 1],
     [['key', 'create', '--site', name, '--user', 'nobody@nowhere.test'], /no user with id or e-mail/, 1],
     [['site', 'create', '--name', 'x'], /--ae-title is required/, 2],
-    [['site', 'explode'], /"site" needs one of: create, list/, 2],
+    [['site', 'explode'], /"site" needs one of: create, update, list/, 2],
     [['site', 'create', '--name', 'x', '--ae-title', 'Y', '--colour', 'red'], /Unknown option '--colour'/, 2],
     [['frobnicate'], /unknown command "frobnicate"/, 2],
   ];
@@ -89,4 +89,49 @@ test('migrate is idempotent', async () => {
   const report = await runCliJson<{ applied: string[]; already_applied: number }>(['migrate'], env);
   assert.deepEqual(report.applied, []);
   assert.ok(report.already_applied > 0);
+});
+
+test('site create and site update take --time-zone; an empty value removes it', async () => {
+  const name = `Clinic ${unique()}`;
+  const created = await runCliJson<{ id: string; time_zone: string | null }>(['site', 'create', '--name', name, '--ae-title', `AE${unique()}`, '--time-zone', 'Europe/London'], env);
+  assert.equal(created.time_zone, 'Europe/London');
+  const aliased = await runCliJson<{ id: string; time_zone: string | null }>(['site', 'update', name, '--time-zone', 'US/Central'], env);
+  assert.deepEqual([aliased.id, aliased.time_zone], [created.id, 'America/Chicago']);
+  const cleared = await runCliJson<{ time_zone: string | null }>(['site', 'update', created.id, '--time-zone', ''], env);
+  assert.equal(cleared.time_zone, null);
+  const listed = await runCliJson<{ id: string; time_zone: string | null }[]>(['site', 'list'], env);
+  assert.equal(listed.find((site) => site.id === created.id)!.time_zone, null);
+});
+
+test('client create and client update take --time-zone', async () => {
+  const site = `Hospital ${unique()}`;
+  await runCliJson(['site', 'create', '--name', site, '--ae-title', `AE${unique()}`, '--time-zone', 'Europe/London'], env);
+  const client = await runCliJson<{ id: string; time_zone: string | null }>(
+    ['client', 'create', '--site', site, '--name', 'US lab', '--protocol', 'hl7-mllp', '--allowed-ips', '192.0.2.10', '--time-zone', 'America/New_York'],
+    env,
+  );
+  assert.equal(client.time_zone, 'America/New_York');
+  const updated = await runCliJson<{ id: string; time_zone: string | null; allowed_ips: string[] }>(['client', 'update', 'us lab', '--site', site, '--time-zone', 'America/Los_Angeles'], env);
+  assert.deepEqual([updated.id, updated.time_zone, updated.allowed_ips], [client.id, 'America/Los_Angeles', ['192.0.2.10']]);
+  const cleared = await runCliJson<{ time_zone: string | null }>(['client', 'update', client.id, '--site', site, '--time-zone', ''], env);
+  assert.equal(cleared.time_zone, null);
+});
+
+test('a name that is not an IANA time zone, or a missing target, is refused with a clear message', async () => {
+  const site = `Centre ${unique()}`;
+  await runCliJson(['site', 'create', '--name', site, '--ae-title', `AE${unique()}`], env);
+  const cases: [string[], RegExp, number][] = [
+    [['site', 'create', '--name', `Bad ${unique()}`, '--ae-title', `AE${unique()}`, '--time-zone', 'Mars/Olympus_Mons'], /"Mars\/Olympus_Mons" is not an IANA time zone name/, 1],
+    [['site', 'update', site, '--time-zone', '+01:00'], /"\+01:00" is not an IANA time zone name/, 1],
+    [['site', 'update', '--time-zone', 'UTC'], /site update needs the site/, 2],
+    [['site', 'update', 'no such site', '--time-zone', 'UTC'], /no site with id or name "no such site"/, 1],
+    [['client', 'create', '--site', site, '--name', 'x', '--protocol', 'hl7-mllp', '--allowed-ips', '192.0.2.1', '--time-zone', 'Europe/Londres'], /not an IANA time zone name/, 1],
+    [['client', 'update', 'nobody', '--site', site, '--time-zone', 'UTC'], /no integration client with id or name "nobody"/, 1],
+  ];
+  for (const [args, message, status] of cases) {
+    const result = await runCli(args, env);
+    assert.equal(result.status, status, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, message, args.join(' '));
+    assert.equal(result.stdout, '');
+  }
 });

@@ -171,3 +171,16 @@ test('an attribute list that is not a dataset is refused with 0x0110', async () 
   assert.equal(await stepOf(site.siteId, step), undefined);
   peer.destroy();
 });
+
+test('start and end times without Timezone Offset From UTC are read in the site\'s time zone', async () => {
+  const { TimezoneOffsetFromUTC: _offset, ...local } = inProgress(uid());
+  const summer = { ...local, PerformedProcedureStepStartDate: '20260701', PerformedProcedureStepStartTime: '101500' };
+  const london = await createTestSite(harness.db.database, { timeZone: 'Europe/London' });
+  const unzoned = await createTestSite(harness.db.database);
+  const [inLondon, inUtc] = [uid(), uid()];
+  assert.deepEqual((await send(london.aeTitle, [create(inLondon, summer)])).map((a) => a.status), [0x0000]);
+  assert.deepEqual((await send(unzoned.aeTitle, [create(inUtc, summer)])).map((a) => a.status), [0x0000]);
+  assert.equal((await stepOf(london.siteId, inLondon)).started_at.toISOString(), '2026-07-01T09:15:00.000Z');
+  // No zone: UTC (as HL7 v2 times are read), never the server's own zone.
+  assert.equal((await stepOf(unzoned.siteId, inUtc)).started_at.toISOString(), '2026-07-01T10:15:00.000Z');
+});

@@ -19,6 +19,7 @@ const site: SiteContext = {
   siteName: 'unreachable',
   aeTitle: 'UNREACHABLE',
   policies: { patientPutCreates: false, mllpAllowAnyIp: false },
+  timeZone: null,
   actor: { kind: 'operator' },
 };
 

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createIntegrationClient, listIntegrationClients, updateIntegrationClient, type ClientInput } from '../../domain/clients/integration-clients.ts';
 import type { Services } from '../../platform/services.ts';
 import { actorOf, siteForArea } from '../access.ts';
-import { clientSchema, errorResponses, uuidParam } from './schemas.ts';
+import { clientSchema, errorResponses, timeZoneField, uuidParam } from './schemas.ts';
 import { clientView } from './views.ts';
 
 const tags = ['integration clients'];
@@ -18,6 +18,7 @@ const clientFields = {
   sending_application: { type: ['string', 'null'], maxLength: 200, description: 'MSH-3 must equal this when set' },
   sending_facility: { type: ['string', 'null'], maxLength: 200, description: 'MSH-4 must equal this when set' },
   default_charset: { type: 'string', maxLength: 40, description: 'ASCII, 8859/1 or UNICODE UTF-8: used when MSH-18 is empty' },
+  time_zone: timeZoneField('this sender; null or blank: the site\'s applies'),
   enabled: { type: 'boolean' },
 } as const;
 
@@ -28,6 +29,7 @@ interface ClientBody {
   sending_application?: string | null;
   sending_facility?: string | null;
   default_charset?: string;
+  time_zone?: string | null;
   enabled?: boolean;
 }
 
@@ -39,6 +41,7 @@ function toInput(body: ClientBody): Partial<ClientInput> {
     ...(body.sending_application !== undefined ? { sendingApplication: body.sending_application } : {}),
     ...(body.sending_facility !== undefined ? { sendingFacility: body.sending_facility } : {}),
     ...(body.default_charset !== undefined ? { defaultCharset: body.default_charset } : {}),
+    ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
     ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
   };
 }

@@ -43,6 +43,15 @@ export const sessionSchema = {
   properties: { user: sessionUserSchema, csrf_token: str, expires_at: dateTime },
 } as const;
 
+/** A writable time zone setting (src/domain/time-zones/time-zone-name.ts checks the name). */
+export function timeZoneField(whose: string) {
+  return {
+    type: ['string', 'null'],
+    maxLength: 64,
+    description: `IANA time zone name (e.g. Europe/London) in which times without a UTC offset from ${whose} are read (HL7 v2 DTM, DICOM StudyDate/StudyTime); null or blank: none, times are read as UTC`,
+  } as const;
+}
+
 export const siteSchema = {
   type: 'object',
   properties: {
@@ -51,6 +60,7 @@ export const siteSchema = {
     ae_title: str,
     patient_put_creates: { type: 'boolean' },
     mllp_allow_any_ip: { type: 'boolean' },
+    time_zone: nullableStr,
     created_at: dateTime,
     updated_at: dateTime,
   },
@@ -85,6 +95,7 @@ export const clientSchema = {
     sending_application: nullableStr,
     sending_facility: nullableStr,
     default_charset: str,
+    time_zone: nullableStr,
     enabled: { type: 'boolean' },
     created_at: dateTime,
     updated_at: dateTime,
@@ -133,6 +144,7 @@ export const worklistStudySchema = {
     patient_sex: nullableStr,
     study_date: nullableStr,
     study_time: nullableStr,
+    study_started_at: { ...nullableDateTime, description: 'StudyDate and StudyTime as an instant, read with (0008,0201) or the site time zone; null when neither applied' },
     accession_number: nullableStr,
     study_description: nullableStr,
     modalities: { type: 'array', items: str },

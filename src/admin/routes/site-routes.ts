@@ -5,7 +5,7 @@ import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { Services } from '../../platform/services.ts';
 import { actorOf, canSeeSite, siteForArea } from '../access.ts';
 import { sessionOf } from '../session/authenticate.ts';
-import { errorResponses, siteSchema, uuidParam } from './schemas.ts';
+import { errorResponses, siteSchema, timeZoneField, uuidParam } from './schemas.ts';
 import { siteView } from './views.ts';
 
 const tags = ['sites'];
@@ -15,6 +15,7 @@ const siteFields = {
   ae_title: { type: 'string', maxLength: 64, description: 'DICOM AE title (PS3.5 VR AE): 1 to 16 ASCII characters, no backslash; unique' },
   patient_put_creates: { type: 'boolean', description: 'FHIR PUT /Patient/{id} with a body without id creates a patient' },
   mllp_allow_any_ip: { type: 'boolean', description: 'integration clients may list "*" as an allowed IP' },
+  time_zone: timeZoneField('the site\'s senders (an integration client\'s own zone overrides it)'),
 } as const;
 
 interface SiteBody {
@@ -22,6 +23,7 @@ interface SiteBody {
   ae_title?: string;
   patient_put_creates?: boolean;
   mllp_allow_any_ip?: boolean;
+  time_zone?: string | null;
 }
 
 export async function registerSiteRoutes(app: FastifyInstance, services: Services): Promise<void> {
@@ -59,6 +61,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
             aeTitle: body.ae_title,
             ...(body.patient_put_creates !== undefined ? { patientPutCreates: body.patient_put_creates } : {}),
             ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
+            ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
           },
           actorOf(request),
         ),
@@ -81,7 +84,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
     '/api/sites/:siteId',
     {
       schema: {
-        summary: 'Change a site\'s name, AE title or policies (service admin, or the site\'s admin)',
+        summary: 'Change a site\'s name, AE title, policies or time zone (service admin, or the site\'s admin)',
         tags,
         params: siteParams,
         body: { type: 'object', additionalProperties: false, properties: siteFields },
@@ -100,6 +103,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
             ...(body.ae_title !== undefined ? { aeTitle: body.ae_title } : {}),
             ...(body.patient_put_creates !== undefined ? { patientPutCreates: body.patient_put_creates } : {}),
             ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
+            ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
           },
           actorOf(request),
         ),

@@ -11,6 +11,7 @@ export function siteView(site: Site) {
     ae_title: site.aeTitle,
     patient_put_creates: site.policies.patientPutCreates,
     mllp_allow_any_ip: site.policies.mllpAllowAnyIp,
+    time_zone: site.timeZone,
     created_at: site.createdAt,
     updated_at: site.updatedAt,
   };
@@ -42,6 +43,7 @@ export function clientView(client: IntegrationClient) {
     sending_application: client.sendingApplication,
     sending_facility: client.sendingFacility,
     default_charset: client.defaultCharset,
+    time_zone: client.timeZone,
     enabled: client.enabled,
     created_at: client.createdAt,
     updated_at: client.updatedAt,

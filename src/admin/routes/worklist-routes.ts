@@ -32,6 +32,7 @@ export function studyView(study: WorklistStudy) {
     patient_sex: study.patientSex,
     study_date: study.studyDate,
     study_time: study.studyTime,
+    study_started_at: study.studyStartedAt,
     accession_number: study.accessionNumber,
     study_description: study.studyDescription,
     modalities: study.modalities,

@@ -1,6 +1,14 @@
-import { createIntegrationClient, listIntegrationClients, type IntegrationClient } from '../../domain/clients/integration-clients.ts';
+import {
+  createIntegrationClient,
+  listIntegrationClients,
+  resolveIntegrationClient,
+  updateIntegrationClient,
+  type ClientInput,
+  type IntegrationClient,
+} from '../../domain/clients/integration-clients.ts';
 import { resolveSite } from '../../domain/sites/sites.ts';
-import type { CommandContext } from '../command.ts';
+import { UsageError } from '../cli-error.ts';
+import type { CommandContext, CommandOptions } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
 import { withDatabase } from '../with-database.ts';
 
@@ -14,28 +22,51 @@ function present(client: IntegrationClient) {
     sending_application: client.sendingApplication,
     sending_facility: client.sendingFacility,
     default_charset: client.defaultCharset,
+    time_zone: client.timeZone,
     enabled: client.enabled,
   };
 }
 
-export async function clientCommand({ action, options, json }: CommandContext): Promise<void> {
+/** The options create and update share; on update an empty value clears a setting. */
+function settingsFrom(options: CommandOptions): Partial<ClientInput> {
+  const settings: Partial<ClientInput> = {};
+  const set = <K extends keyof ClientInput>(key: K, option: string, value: (text: string) => ClientInput[K]) => {
+    const text = options.optional(option);
+    if (text !== undefined) settings[key] = value(text);
+  };
+  set('name', 'name', (text) => text);
+  set('protocol', 'protocol', (text) => text);
+  set('allowedIps', 'allowed-ips', (text) => text);
+  set('sendingApplication', 'sending-application', (text) => text || null);
+  set('sendingFacility', 'sending-facility', (text) => text || null);
+  set('defaultCharset', 'default-charset', (text) => text);
+  set('timeZone', 'time-zone', (text) => text || null);
+  return settings;
+}
+
+export async function clientCommand({ action, options, positionals, json }: CommandContext): Promise<void> {
   if (action === 'create') {
     const client = await withDatabase(async (db) => {
       const site = await resolveSite(db, options.required('site'));
-      const charset = options.optional('default-charset');
-      return createIntegrationClient(
-        db,
-        site.id,
-        {
-          name: options.required('name'),
-          protocol: options.required('protocol'),
-          allowedIps: options.required('allowed-ips'),
-          sendingApplication: options.optional('sending-application') ?? null,
-          sendingFacility: options.optional('sending-facility') ?? null,
-          ...(charset !== undefined ? { defaultCharset: charset } : {}),
-        },
-        { kind: 'operator' },
-      );
+      const input: ClientInput = {
+        ...settingsFrom(options),
+        name: options.required('name'),
+        protocol: options.required('protocol'),
+        allowedIps: options.required('allowed-ips'),
+      };
+      return createIntegrationClient(db, site.id, input, { kind: 'operator' });
+    });
+    const out = present(client);
+    print(out, json, () => formatRecord(out));
+    return;
+  }
+  if (action === 'update') {
+    const target = positionals[0];
+    if (!target) throw new UsageError('client update needs the client: client update CLIENT --site SITE [--time-zone TZ] ...');
+    const client = await withDatabase(async (db) => {
+      const site = await resolveSite(db, options.required('site'));
+      const current = await resolveIntegrationClient(db, site.id, target);
+      return updateIntegrationClient(db, site.id, current.id, settingsFrom(options), { kind: 'operator' });
     });
     const out = present(client);
     print(out, json, () => formatRecord(out));
@@ -43,5 +74,5 @@ export async function clientCommand({ action, options, json }: CommandContext): 
   }
   const clients = await withDatabase(async (db) => listIntegrationClients(db, (await resolveSite(db, options.required('site'))).id));
   const rows = clients.map(present);
-  print(rows, json, () => formatTable(rows, ['id', 'name', 'protocol', 'allowed_ips', 'sending_application', 'sending_facility', 'enabled']));
+  print(rows, json, () => formatTable(rows, ['id', 'name', 'protocol', 'allowed_ips', 'sending_application', 'sending_facility', 'time_zone', 'enabled']));
 }

@@ -13,9 +13,13 @@ export const commands: Record<string, CommandDefinition> = {
   serve: { usage: ['serve                      start every enabled surface'], actions: [], values: [], run: serveCommand },
   migrate: { usage: ['migrate                    apply database migrations and exit'], actions: [], values: [], run: migrateCommand },
   site: {
-    usage: ['site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip]', 'site list'],
-    actions: ['create', 'list'],
-    values: ['name', 'ae-title'],
+    usage: [
+      'site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip] [--time-zone TZ]',
+      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ]   (--time-zone "" removes it)',
+      'site list',
+    ],
+    actions: ['create', 'update', 'list'],
+    values: ['name', 'ae-title', 'time-zone'],
     flags: ['patient-put-creates', 'allow-any-ip'],
     run: siteCommand,
   },
@@ -33,11 +37,12 @@ export const commands: Record<string, CommandDefinition> = {
   },
   client: {
     usage: [
-      'client create --site SITE --name N --protocol hl7-mllp --allowed-ips LIST [--sending-application A] [--sending-facility F] [--default-charset C]',
+      'client create --site SITE --name N --protocol hl7-mllp --allowed-ips LIST [--sending-application A] [--sending-facility F] [--default-charset C] [--time-zone TZ]',
+      'client update CLIENT --site SITE [--time-zone TZ] [--name N] [--allowed-ips LIST] [--sending-application A] [--sending-facility F] [--default-charset C]',
       'client list --site SITE',
     ],
-    actions: ['create', 'list'],
-    values: ['site', 'name', 'protocol', 'allowed-ips', 'sending-application', 'sending-facility', 'default-charset'],
+    actions: ['create', 'update', 'list'],
+    values: ['site', 'name', 'protocol', 'allowed-ips', 'sending-application', 'sending-facility', 'default-charset', 'time-zone'],
     run: clientCommand,
   },
   studies: {

@@ -1,10 +1,23 @@
-import { createSite, listSites } from '../../domain/sites/sites.ts';
+import { createSite, listSites, resolveSite, updateSite, type Site } from '../../domain/sites/sites.ts';
+import { UsageError } from '../cli-error.ts';
 import type { CommandContext } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
 import { withDatabase } from '../with-database.ts';
 
-export async function siteCommand({ action, options, json }: CommandContext): Promise<void> {
+function present(site: Site) {
+  return {
+    id: site.id,
+    name: site.name,
+    ae_title: site.aeTitle,
+    patient_put_creates: site.policies.patientPutCreates,
+    mllp_allow_any_ip: site.policies.mllpAllowAnyIp,
+    time_zone: site.timeZone,
+  };
+}
+
+export async function siteCommand({ action, options, positionals, json }: CommandContext): Promise<void> {
   if (action === 'create') {
+    const timeZone = options.optional('time-zone');
     const site = await withDatabase((db) =>
       createSite(
         db,
@@ -13,15 +26,32 @@ export async function siteCommand({ action, options, json }: CommandContext): Pr
           aeTitle: options.required('ae-title'),
           patientPutCreates: options.flag('patient-put-creates'),
           mllpAllowAnyIp: options.flag('allow-any-ip'),
+          ...(timeZone !== undefined ? { timeZone } : {}),
         },
         { kind: 'operator' },
       ),
     );
-    const out = { id: site.id, name: site.name, ae_title: site.aeTitle, patient_put_creates: site.policies.patientPutCreates, mllp_allow_any_ip: site.policies.mllpAllowAnyIp };
+    const out = present(site);
     print(out, json, () => formatRecord(out));
     return;
   }
-  const sites = await withDatabase((db) => listSites(db));
-  const rows = sites.map((site) => ({ id: site.id, name: site.name, ae_title: site.aeTitle, patient_put_creates: site.policies.patientPutCreates, mllp_allow_any_ip: site.policies.mllpAllowAnyIp }));
-  print(rows, json, () => formatTable(rows, ['id', 'name', 'ae_title', 'patient_put_creates', 'mllp_allow_any_ip']));
+  if (action === 'update') {
+    const target = positionals[0];
+    if (!target) throw new UsageError('site update needs the site: site update SITE [--name N] [--ae-title AET] [--time-zone TZ]');
+    const [name, aeTitle, timeZone] = [options.optional('name'), options.optional('ae-title'), options.optional('time-zone')];
+    const site = await withDatabase(async (db) => {
+      const current = await resolveSite(db, target);
+      return updateSite(
+        db,
+        current.id,
+        { ...(name !== undefined ? { name } : {}), ...(aeTitle !== undefined ? { aeTitle } : {}), ...(timeZone !== undefined ? { timeZone } : {}) },
+        { kind: 'operator' },
+      );
+    });
+    const out = present(site);
+    print(out, json, () => formatRecord(out));
+    return;
+  }
+  const rows = (await withDatabase((db) => listSites(db))).map(present);
+  print(rows, json, () => formatTable(rows, ['id', 'name', 'ae_title', 'patient_put_creates', 'mllp_allow_any_ip', 'time_zone']));
 }

@@ -7,6 +7,7 @@ export const headerTags = {
   sopInstanceUid: 0x00080018,
   studyDate: 0x00080020,
   studyTime: 0x00080030,
+  timezoneOffsetFromUtc: 0x00080201,
   accessionNumber: 0x00080050,
   modality: 0x00080060,
   studyDescription: 0x00081030,

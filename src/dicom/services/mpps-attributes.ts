@@ -1,4 +1,6 @@
 import type { ProcedureCode, ProcedureStepStatus } from '../../domain/imaging/procedure-steps.ts';
+import { parseTimezoneOffset } from '../../domain/imaging/study-time.ts';
+import { readLocalTime } from '../../domain/time-zones/local-time.ts';
 
 /** The MPPS attributes the domain records, read from an N-CREATE / N-SET attribute list. */
 export interface MppsAttributes {
@@ -33,9 +35,10 @@ function text(value: unknown): string | undefined {
  *   Modality (0008,0060), Performed Station AE Title (0040,0241)
  *   Performed Procedure Step Start Date/Time (0040,0244/0245), End Date/Time (0040,0250/0251)
  *   Procedure Code Sequence (0008,1032) > Code Value, Coding Scheme Designator, Code Meaning
- *   Timezone Offset From UTC (0008,0201) for the date-times; without it they are the server's local time.
+ *   Timezone Offset From UTC (0008,0201) for the date-times (PS3.3 C.12.1.1.8); without it they
+ *   are the site's local time (`siteTimeZone`, an IANA zone), and UTC when the site has none.
  */
-export function readMppsAttributes(dataset: Record<string, unknown>): MppsAttributes {
+export function readMppsAttributes(dataset: Record<string, unknown>, siteTimeZone: string | null = null): MppsAttributes {
   const attributes: MppsAttributes = { problems: [] };
   const status = text(dataset.PerformedProcedureStepStatus);
   if (status !== undefined) attributes.status = status.toUpperCase();
@@ -53,7 +56,7 @@ export function readMppsAttributes(dataset: Record<string, unknown>): MppsAttrib
   ] as const) {
     const date = text(dataset[dateKey]);
     if (date === undefined) continue;
-    const parsed = dateTime(date, text(dataset[timeKey]), offset);
+    const parsed = dateTime(date, text(dataset[timeKey]), offset, siteTimeZone);
     if (parsed) attributes[field] = parsed;
     else attributes.problems.push(`${dateKey}/${timeKey} is not a valid DA/TM`);
   }
@@ -68,7 +71,7 @@ export function readMppsAttributes(dataset: Record<string, unknown>): MppsAttrib
 }
 
 /** DA YYYYMMDD + TM HHMMSS.FFFFFF (PS3.5 table 6.2-1), with an optional &ZZXX offset. */
-function dateTime(date: string, time: string | undefined, offset: string | undefined): Date | undefined {
+function dateTime(date: string, time: string | undefined, offset: string | undefined, siteTimeZone: string | null): Date | undefined {
   const d = /^(\d{4})(\d{2})(\d{2})$/.exec(date);
   if (!d) return undefined;
   const t = /^(\d{2})(\d{2})?(\d{2})?(?:\.(\d{1,6}))?$/.exec(time ?? '000000');
@@ -77,14 +80,14 @@ function dateTime(date: string, time: string | undefined, offset: string | undef
   const [hour, minute, second] = [Number(t[1]), Number(t[2] ?? 0), Number(t[3] ?? 0)];
   const millis = Math.floor(Number(`0.${t[4] ?? '0'}`) * 1000);
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
-  const z = offset ? /^([+-])(\d{2})(\d{2})$/.exec(offset) : null;
+  const offsetMinutes = parseTimezoneOffset(offset);
   let result: Date;
-  if (z) {
-    const sign = z[1] === '-' ? -1 : 1;
-    const offsetMinutes = sign * (Number(z[2]) * 60 + Number(z[3]));
+  if (offsetMinutes !== undefined) {
     result = new Date(Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000);
+  } else if (siteTimeZone) {
+    result = readLocalTime({ year, month, day, hour, minute, second, millisecond: millis }, siteTimeZone).instant;
   } else {
-    result = new Date(year, month - 1, day, hour, minute, second, millis);
+    result = new Date(Date.UTC(year, month - 1, day, hour, minute, second, millis));
   }
   return Number.isNaN(result.getTime()) || result.getDate() === undefined ? undefined : result;
 }

@@ -44,7 +44,7 @@ export async function handleMpps(
 
   let attributes: MppsAttributes;
   try {
-    attributes = readMppsAttributes(readSmallDataset(dataset, context.transferSyntax, mppsSopClass));
+    attributes = readMppsAttributes(readSmallDataset(dataset, context.transferSyntax, mppsSopClass), association.site.timeZone);
   } catch {
     return answer({ status: status.processingFailure, errorComment: 'Attribute list cannot be parsed' });
   }

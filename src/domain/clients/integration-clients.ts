@@ -6,6 +6,7 @@ import { DomainError } from '../errors.ts';
 import type { Actor } from '../site-context.ts';
 import { findSiteById, siteColumns, toSite, type Site, type SiteRow } from '../sites/sites.ts';
 import { parseAllowedIps } from './ip-allow-list.ts';
+import { optionalTimeZone } from '../time-zones/time-zone-name.ts';
 import { isUuid } from '../uuid.ts';
 
 export const integrationProtocols = ['hl7-mllp'] as const;
@@ -22,6 +23,8 @@ export interface IntegrationClient {
   sendingApplication: string | null;
   sendingFacility: string | null;
   defaultCharset: string;
+  /** IANA time zone of the sender's local times; null: the site's applies. */
+  timeZone: string | null;
   enabled: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -36,12 +39,13 @@ interface ClientRow {
   sending_application: string | null;
   sending_facility: string | null;
   default_charset: string;
+  time_zone: string | null;
   enabled: boolean;
   created_at: Date;
   updated_at: Date;
 }
 
-const columns = 'id, site_id, name, protocol, allowed_ips, sending_application, sending_facility, default_charset, enabled, created_at, updated_at';
+const columns = 'id, site_id, name, protocol, allowed_ips, sending_application, sending_facility, default_charset, time_zone, enabled, created_at, updated_at';
 const qualifiedColumns = (alias: string) => columns.split(', ').map((column) => `${alias}.${column}`).join(', ');
 
 function toClient(row: ClientRow): IntegrationClient {
@@ -54,6 +58,7 @@ function toClient(row: ClientRow): IntegrationClient {
     sendingApplication: row.sending_application,
     sendingFacility: row.sending_facility,
     defaultCharset: row.default_charset,
+    timeZone: row.time_zone,
     enabled: row.enabled,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -67,6 +72,8 @@ export interface ClientInput {
   sendingApplication?: string | null;
   sendingFacility?: string | null;
   defaultCharset?: string;
+  /** IANA time zone name; blank or null: the site's applies. */
+  timeZone?: string | null;
   enabled?: boolean;
 }
 
@@ -91,6 +98,7 @@ function validate(site: Site, input: ClientInput): Omit<ClientRow, 'id' | 'site_
     sending_application: input.sendingApplication?.trim() || null,
     sending_facility: input.sendingFacility?.trim() || null,
     default_charset: defaultCharset,
+    time_zone: optionalTimeZone(input.timeZone),
     enabled: input.enabled ?? true,
   };
 }
@@ -108,9 +116,9 @@ export async function createIntegrationClient(db: Queryable, siteId: string, inp
   const values = validate(site, input);
   try {
     const { rows } = await db.query<ClientRow>(
-      `INSERT INTO integration_client (id, site_id, name, protocol, allowed_ips, sending_application, sending_facility, default_charset, enabled)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${columns}`,
-      [randomUUID(), siteId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled],
+      `INSERT INTO integration_client (id, site_id, name, protocol, allowed_ips, sending_application, sending_facility, default_charset, enabled, time_zone)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${columns}`,
+      [randomUUID(), siteId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled, values.time_zone],
     );
     const client = toClient(rows[0]!);
     noteCredentialChange(db);
@@ -132,14 +140,15 @@ export async function updateIntegrationClient(db: Queryable, siteId: string, cli
     sendingApplication: input.sendingApplication === undefined ? current.sendingApplication : input.sendingApplication,
     sendingFacility: input.sendingFacility === undefined ? current.sendingFacility : input.sendingFacility,
     defaultCharset: input.defaultCharset ?? current.defaultCharset,
+    timeZone: input.timeZone === undefined ? current.timeZone : input.timeZone,
     enabled: input.enabled ?? current.enabled,
   });
   try {
     const { rows } = await db.query<ClientRow>(
       `UPDATE integration_client SET name = $3, protocol = $4, allowed_ips = $5, sending_application = $6, sending_facility = $7,
-         default_charset = $8, enabled = $9, updated_at = now()
+         default_charset = $8, enabled = $9, time_zone = $10, updated_at = now()
        WHERE site_id = $1 AND id = $2 RETURNING ${columns}`,
-      [siteId, clientId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled],
+      [siteId, clientId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled, values.time_zone],
     );
     noteCredentialChange(db);
     await recordAudit(db, { siteId, actor, action: 'integration-client.updated', targetType: 'integration-client', targetId: clientId, details: { ...input } });
@@ -198,4 +207,13 @@ export async function readMllpRegistrations(db: Queryable): Promise<MllpRegistra
 export function matchesSender(client: IntegrationClient, sendingApplication: string, sendingFacility: string): boolean {
   const same = (expected: string | null, actual: string) => expected === null || expected === actual.split('^')[0]!.trim() || expected === actual.trim();
   return same(client.sendingApplication, sendingApplication) && same(client.sendingFacility, sendingFacility);
+}
+
+/** CLIENT on the command line: one of the site's integration clients, by id or name (case-insensitive). */
+export async function resolveIntegrationClient(db: Queryable, siteId: string, idOrName: string): Promise<IntegrationClient> {
+  const byId = await findIntegrationClient(db, siteId, idOrName);
+  if (byId) return byId;
+  const { rows } = await db.query<ClientRow>(`SELECT ${columns} FROM integration_client WHERE site_id = $1 AND lower(name) = lower($2)`, [siteId, idOrName.trim()]);
+  if (!rows[0]) throw new DomainError('not-found', `the site has no integration client with id or name "${idOrName}"`);
+  return toClient(rows[0]);
 }

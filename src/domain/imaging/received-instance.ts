@@ -26,6 +26,8 @@ export interface ReceivedInstance {
   patientSex?: string;
   studyDate?: string;
   studyTime?: string;
+  /** Timezone Offset From UTC (0008,0201), "&ZZXX": the offset of StudyDate/StudyTime. */
+  timezoneOffsetFromUtc?: string;
   accessionNumber?: string;
   studyDescription?: string;
   modality?: string;
@@ -54,6 +56,7 @@ export interface NormalizedInstance {
   patientSex: 'M' | 'F' | 'O' | null;
   studyDate: string | null;
   studyTime: string | null;
+  timezoneOffsetFromUtc: string | null;
   accessionNumber: string | null;
   studyDescription: string | null;
   modality: string | null;
@@ -101,6 +104,7 @@ export function normalizeReceivedInstance(instance: ReceivedInstance): Normalize
     patientSex: parseSex(instance.patientSex) ?? null,
     studyDate: parseDicomDate(instance.studyDate) ?? null,
     studyTime: parseDicomTime(instance.studyTime) ?? null,
+    timezoneOffsetFromUtc: cleanText(instance.timezoneOffsetFromUtc, 16) ?? null,
     accessionNumber: cleanText(instance.accessionNumber, 64) ?? null,
     studyDescription: cleanText(instance.studyDescription) ?? null,
     modality: parseModality(instance.modality) ?? null,

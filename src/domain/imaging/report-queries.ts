@@ -5,6 +5,7 @@
 import type { Queryable } from '../../storage/database.ts';
 import type { SiteContext } from '../site-context.ts';
 import { isUuid } from '../uuid.ts';
+import { studyDateTime } from './study-time.ts';
 
 export type ReportStatus = 'draft' | 'completed';
 
@@ -20,6 +21,8 @@ export interface ImagingReport {
   completedAt: Date | null;
   /** ISO yyyy-mm-dd. */
   studyDate: string | null;
+  /** FHIR dateTime of the study's start when its instant is known, else its date (study-time.ts). */
+  studyDateTime: string | null;
   studyDescription: string | null;
   /** Starts at 1, increases with every change: the optimistic-concurrency token. */
   version: number;
@@ -37,7 +40,8 @@ export interface ReportSearch {
 export const maxReportPageSize = 1000;
 
 const reportColumns = `r.id, r.study_instance_uid, s.patient_id, r.status, r.text, r.author_user_id, r.created_at,
-  r.updated_at, r.completed_at, s.study_date::text AS study_date, s.study_description, r.version`;
+  r.updated_at, r.completed_at, s.study_date::text AS study_date, s.study_description, r.version,
+  s.study_time::text AS study_time, s.study_started_at`;
 const reportFrom = `FROM imaging_report r
   JOIN imaging_study s ON s.site_id = r.site_id AND s.study_instance_uid = r.study_instance_uid`;
 export const reportSelect = `SELECT ${reportColumns} ${reportFrom}`;
@@ -98,6 +102,7 @@ export function toReport(row: Record<string, any>): ImagingReport {
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
     studyDate: row.study_date,
+    studyDateTime: studyDateTime(row.study_date, row.study_time, row.study_started_at),
     studyDescription: row.study_description,
     version: row.version,
   };

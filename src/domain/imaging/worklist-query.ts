@@ -21,6 +21,8 @@ export interface WorklistStudy {
   studyDate: string | null;
   /** hh:mm:ss[.ffffff] */
   studyTime: string | null;
+  /** StudyDate and StudyTime as an instant, when a zone applied (study-time.ts). */
+  studyStartedAt: Date | null;
   accessionNumber: string | null;
   studyDescription: string | null;
   modalities: string[];
@@ -104,6 +106,7 @@ export function toWorklistStudy(row: Record<string, any>): WorklistStudy {
     patientSex: row.patient_sex,
     studyDate: isoDate(row.study_date),
     studyTime: row.study_time,
+    studyStartedAt: row.study_started_at ?? null,
     accessionNumber: row.accession_number,
     studyDescription: row.study_description,
     modalities: row.modalities,

@@ -5,6 +5,7 @@ import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
 import type { Actor, SiteContext, SitePolicies } from '../site-context.ts';
 import { normalizeAeTitle } from './ae-title.ts';
+import { optionalTimeZone } from '../time-zones/time-zone-name.ts';
 import { isUuid } from '../uuid.ts';
 
 export interface Site {
@@ -12,6 +13,8 @@ export interface Site {
   name: string;
   aeTitle: string;
   policies: SitePolicies;
+  /** IANA time zone name, or null (see SiteContext.timeZone). */
+  timeZone: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -22,11 +25,12 @@ export interface SiteRow {
   ae_title: string;
   patient_put_creates: boolean;
   mllp_allow_any_ip: boolean;
+  time_zone: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, created_at, updated_at';
+const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, created_at, updated_at';
 
 /** The site columns, qualified by a table alias, for queries that join the site to something else. */
 export function siteColumns(alias: string): string {
@@ -39,13 +43,14 @@ export function toSite(row: SiteRow): Site {
     name: row.name,
     aeTitle: row.ae_title,
     policies: { patientPutCreates: row.patient_put_creates, mllpAllowAnyIp: row.mllp_allow_any_ip },
+    timeZone: row.time_zone,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
 }
 
 export function siteContextFor(site: Site, actor: Actor): SiteContext {
-  return { siteId: site.id, siteName: site.name, aeTitle: site.aeTitle, policies: site.policies, actor };
+  return { siteId: site.id, siteName: site.name, aeTitle: site.aeTitle, policies: site.policies, timeZone: site.timeZone, actor };
 }
 
 function normalizeName(name: string): string {
@@ -68,18 +73,21 @@ export interface CreateSiteInput {
   aeTitle: string;
   patientPutCreates?: boolean;
   mllpAllowAnyIp?: boolean;
+  /** IANA time zone name; blank or absent: none. */
+  timeZone?: string | null;
 }
 
 export async function createSite(db: Queryable, input: CreateSiteInput, actor: Actor): Promise<Site> {
   const name = normalizeName(input.name);
   const aeTitle = normalizeAeTitle(input.aeTitle);
+  const timeZone = optionalTimeZone(input.timeZone);
   try {
     const { rows } = await db.query<SiteRow>(
-      `INSERT INTO site (id, name, ae_title, patient_put_creates, mllp_allow_any_ip) VALUES ($1, $2, $3, $4, $5) RETURNING ${columns}`,
-      [randomUUID(), name, aeTitle, input.patientPutCreates ?? false, input.mllpAllowAnyIp ?? false],
+      `INSERT INTO site (id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
+      [randomUUID(), name, aeTitle, input.patientPutCreates ?? false, input.mllpAllowAnyIp ?? false, timeZone],
     );
     const site = toSite(rows[0]!);
-    await recordAudit(db, { siteId: site.id, actor, action: 'site.created', targetType: 'site', targetId: site.id, details: { name, aeTitle } });
+    await recordAudit(db, { siteId: site.id, actor, action: 'site.created', targetType: 'site', targetId: site.id, details: { name, aeTitle, timeZone } });
     return site;
   } catch (error) {
     translateUniqueViolation(error);
@@ -91,6 +99,8 @@ export interface UpdateSiteInput {
   aeTitle?: string;
   patientPutCreates?: boolean;
   mllpAllowAnyIp?: boolean;
+  /** IANA time zone name; blank or null removes the setting. */
+  timeZone?: string | null;
 }
 
 export async function updateSite(db: Queryable, siteId: string, input: UpdateSiteInput, actor: Actor): Promise<Site> {
@@ -98,11 +108,12 @@ export async function updateSite(db: Queryable, siteId: string, input: UpdateSit
   if (!current) throw new DomainError('not-found', 'no such site');
   const name = input.name === undefined ? current.name : normalizeName(input.name);
   const aeTitle = input.aeTitle === undefined ? current.aeTitle : normalizeAeTitle(input.aeTitle);
+  const timeZone = input.timeZone === undefined ? current.timeZone : optionalTimeZone(input.timeZone);
   try {
     const { rows } = await db.query<SiteRow>(
-      `UPDATE site SET name = $2, ae_title = $3, patient_put_creates = $4, mllp_allow_any_ip = $5, updated_at = now()
+      `UPDATE site SET name = $2, ae_title = $3, patient_put_creates = $4, mllp_allow_any_ip = $5, time_zone = $6, updated_at = now()
        WHERE id = $1 RETURNING ${columns}`,
-      [siteId, name, aeTitle, input.patientPutCreates ?? current.policies.patientPutCreates, input.mllpAllowAnyIp ?? current.policies.mllpAllowAnyIp],
+      [siteId, name, aeTitle, input.patientPutCreates ?? current.policies.patientPutCreates, input.mllpAllowAnyIp ?? current.policies.mllpAllowAnyIp, timeZone],
     );
     const site = toSite(rows[0]!);
     noteCredentialChange(db);

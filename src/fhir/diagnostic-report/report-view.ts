@@ -27,7 +27,7 @@ export function diagnosticReportOf(report: ImagingReport): DiagnosticReport {
     ],
   };
   if (report.patientId) view.subject = { reference: `Patient/${report.patientId}` };
-  if (report.studyDate) view.effectiveDateTime = report.studyDate;
+  if (report.studyDateTime) view.effectiveDateTime = report.studyDateTime;
   if (report.completedAt) view.issued = report.completedAt.toISOString();
   return view;
 }

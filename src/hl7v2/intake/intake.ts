@@ -38,6 +38,11 @@ export interface IntakeInput {
   site: SiteContext;
   /** Charset for messages whose MSH-18 is empty. */
   defaultCharset: SupportedCharset;
+  /**
+   * The integration client's IANA time zone for times without a UTC offset, when it has one;
+   * otherwise the site's (SiteContext.timeZone) applies.
+   */
+  clientTimeZone?: string | null;
   origin: MessageOrigin;
   maxBytes?: number;
   /** parseEr7 of `raw` with this defaultCharset and maxBytes, when the caller has it already. */
@@ -85,7 +90,7 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
     let plan: Plan | undefined;
     let code: AckCode = 'AE';
     if (message && !problems.some((p) => p.severity === 'E')) {
-      const planned = planMessage(message);
+      const planned = planMessage(message, { timeZone: input.clientTimeZone ?? input.site.timeZone });
       problems = [...problems, ...planned.problems];
       plan = planned.plan;
       code = planned.rejected ? 'AR' : plan ? 'AA' : 'AE';

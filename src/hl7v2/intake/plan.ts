@@ -30,7 +30,12 @@ export interface PlanResult {
 
 export const acceptedEvents: Record<string, readonly string[]> = { ADT: ['A01', 'A04', 'A08', 'A40'], ORU: ['R01'] };
 
-export function planMessage(message: Hl7Message): PlanResult {
+export interface PlanOptions {
+  /** IANA zone of the sender's times without a UTC offset; absent or null: read as UTC, with a warning. */
+  timeZone?: string | null;
+}
+
+export function planMessage(message: Hl7Message, options: PlanOptions = {}): PlanResult {
   const header = readHeader(message);
   const rejection = checkHeader(header);
   if (rejection.some((p) => p.severity === 'E')) return { header, rejected: true, problems: rejection };
@@ -38,8 +43,8 @@ export function planMessage(message: Hl7Message): PlanResult {
   if (header.controlId === '') problems.push(error(errorCodes.requiredFieldMissing, 'MSH-10 (message control id) is empty', { segment: 'MSH', sequence: 1, field: 10 }));
   let plan: Plan | undefined;
   if (header.messageCode === 'ADT' && header.triggerEvent === 'A40') plan = planMerge(message, problems);
-  else if (header.messageCode === 'ADT') plan = planDemographics(message, problems);
-  else plan = planResults(message, header, problems);
+  else if (header.messageCode === 'ADT') plan = planDemographics(message, problems, options);
+  else plan = planResults(message, header, problems, options);
   const failed = problems.some((p) => p.severity === 'E');
   return failed ? { header, rejected: false, problems } : { header, plan, rejected: false, problems };
 }
@@ -67,20 +72,20 @@ function requirePid(message: Hl7Message, problems: Problem[]): Segment | undefin
   return pid;
 }
 
-function visitOf(message: Hl7Message, problems: Problem[]): VisitContext | undefined {
+function visitOf(message: Hl7Message, problems: Problem[], options: PlanOptions): VisitContext | undefined {
   const pv1 = message.segments.find((s) => s.name === 'PV1');
   if (!pv1) return undefined;
-  const mapped = mapPv1(pv1);
+  const mapped = mapPv1(pv1, options.timeZone);
   problems.push(...mapped.problems);
   return Object.keys(mapped.visit).length > 0 ? mapped.visit : undefined;
 }
 
-function planDemographics(message: Hl7Message, problems: Problem[]): Plan | undefined {
+function planDemographics(message: Hl7Message, problems: Problem[], options: PlanOptions): Plan | undefined {
   const pid = requirePid(message, problems);
   if (!pid) return undefined;
   const mapped = mapPid(pid);
   problems.push(...mapped.problems);
-  const visit = visitOf(message, problems);
+  const visit = visitOf(message, problems, options);
   const obx = message.segments.filter((s) => s.name === 'OBX').length;
   if (obx > 0) problems.push(warning(errorCodes.segmentSequenceError, `${obx} OBX segment(s) in an ADT message were not stored; results are taken from ORU^R01`, { segment: 'OBX' }));
   const plan: Plan = { kind: 'demographics', patient: mapped.patient, clear: mapped.cleared };
@@ -126,11 +131,11 @@ function planMerge(message: Hl7Message, problems: Problem[]): Plan | undefined {
  * the order, before the Observation's own notes (the NTE after its OBX). A note with nowhere to
  * go is not stored, and the ACK says so.
  */
-function planResults(message: Hl7Message, header: MessageHeader, problems: Problem[]): Plan | undefined {
+function planResults(message: Hl7Message, header: MessageHeader, problems: Problem[], options: PlanOptions): Plan | undefined {
   const pid = requirePid(message, problems);
   const mapped = pid ? mapPid(pid) : undefined;
   if (mapped) problems.push(...mapped.problems);
-  const visit = visitOf(message, problems);
+  const visit = visitOf(message, problems, options);
   const results: IncomingResult[] = [];
   let obr: Segment | undefined;
   let orc: Segment | undefined;
@@ -169,11 +174,11 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
         problems.push(warning(errorCodes.requiredFieldMissing, `OBR[${obr.sequence}] has no order number (OBR-3, OBR-2, ORC-3, ORC-2): its results are identified by their code and time, so a correction with another time is stored as a new result`, { segment: 'OBR', sequence: obr.sequence, field: 3 }));
       }
     } else if (segment.name === 'OBX' && documentValueTypes.has(valueOf(segment, 2).trim().toUpperCase())) {
-      const result = mapObxDocument(segment, { obr, orc, sendingFacility: header.sendingFacility });
+      const result = mapObxDocument(segment, { obr, orc, sendingFacility: header.sendingFacility, timeZone: options.timeZone });
       problems.push(...result.problems);
       if (result.document) results.push({ resource: result.document, formerIdentifiers: result.formerIdentifiers });
     } else if (segment.name === 'OBX') {
-      const result = mapObx(segment, { obr, orc, sendingFacility: header.sendingFacility });
+      const result = mapObx(segment, { obr, orc, sendingFacility: header.sendingFacility, timeZone: options.timeZone });
       problems.push(...result.problems);
       if (result.observation) {
         if (orderNotes.length > 0) {
@@ -192,7 +197,7 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
   if (results.length === 0 && !problems.some((p) => p.severity === 'E')) {
     problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
   }
-  if (assumedUtc) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC'));
+  if (assumedUtc) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC: no time zone is set for this site or integration client'));
   if (!mapped) return undefined;
   const plan: Plan = { kind: 'results', patient: mapped.patient, results };
   return visit ? { ...plan, visit } : plan;

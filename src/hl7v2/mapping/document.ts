@@ -8,7 +8,7 @@
 import type { Attachment, DocumentReference, Identifier } from '@medplum/fhirtypes';
 import { componentOf, fieldOf, hl7Null, isEmptyRepetition, valueOf, type Segment } from '../er7/message.ts';
 import { errorCodes, error, type Problem } from '../problems.ts';
-import { parseHl7DateTime } from './datetime.ts';
+import { parseHl7DateTime, type LocalTimeSetting } from './datetime.ts';
 import { readObservationIdentifier } from './observation-identifier.ts';
 import { resultIdentity, type ResultContext } from './result-identity.ts';
 
@@ -25,7 +25,7 @@ function contentType(type: string, subtype: string): string {
   return main === 'text' ? 'text/plain' : 'application/octet-stream';
 }
 
-export function mapObxDocument(obx: Segment, context: ResultContext): { document?: DocumentReference; formerIdentifiers: Identifier[]; problems: Problem[] } {
+export function mapObxDocument(obx: Segment, context: ResultContext & LocalTimeSetting): { document?: DocumentReference; formerIdentifiers: Identifier[]; problems: Problem[] } {
   const problems: Problem[] = [];
   const at = (field: number, component?: number) => ({ segment: 'OBX', sequence: obx.sequence, field, ...(component ? { component } : {}) });
   const type = valueOf(obx, 2).trim().toUpperCase();
@@ -71,7 +71,7 @@ export function mapObxDocument(obx: Segment, context: ResultContext): { document
   else if (status === 'C') document.docStatus = 'amended';
   else if (status === 'F' || status === 'U') document.docStatus = 'final';
   const when = [valueOf(obx, 14), valueOf(context.obr, 7)].map((v) => v.trim()).find((v) => v !== '' && v !== hl7Null);
-  const parsed = when ? parseHl7DateTime(when) : undefined;
+  const parsed = when ? parseHl7DateTime(when, context.timeZone) : undefined;
   // DocumentReference.date is an instant: only a full date and time qualifies.
   if (parsed && /T/.test(parsed.dateTime)) document.date = parsed.dateTime;
   return { document, formerIdentifiers: identity.formerIdentifiers, problems };

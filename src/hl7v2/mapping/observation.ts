@@ -11,7 +11,7 @@ import type { Identifier, Observation, ObservationReferenceRange, Quantity } fro
 import { componentOf, fieldOf, hl7Null, isEmptyRepetition, valueOf, type Repetition, type Segment } from '../er7/message.ts';
 import { errorCodes, error, type Problem } from '../problems.ts';
 import { codeableConcept, systemUri } from './coding.ts';
-import { parseHl7DateTime } from './datetime.ts';
+import { parseHl7DateTime, type LocalTimeSetting } from './datetime.ts';
 import { readObservationIdentifier } from './observation-identifier.ts';
 import { resultIdentity, type ResultContext } from './result-identity.ts';
 
@@ -41,7 +41,7 @@ const statuses: Record<string, Observation['status']> = {
 const textTypes = new Set(['ST', 'TX', 'FT']);
 const codedTypes = new Set(['CE', 'CWE', 'CNE', 'CF']);
 
-export function mapObx(obx: Segment, context: ResultContext): MappedObservation {
+export function mapObx(obx: Segment, context: ResultContext & LocalTimeSetting): MappedObservation {
   const problems: Problem[] = [];
   const at = (field: number, component?: number) => ({ segment: 'OBX', sequence: obx.sequence, field, ...(component ? { component } : {}) });
   const clean = (v: string) => (v === hl7Null ? '' : v.trim());
@@ -63,7 +63,7 @@ export function mapObx(obx: Segment, context: ResultContext): MappedObservation 
   const identity = read.identifier ? resultIdentity(obx, context, read.identifier) : undefined;
   if (identity) observation.identifier = [identity.identifier];
 
-  const valueProblems = mapValue(obx, observation, at);
+  const valueProblems = mapValue(obx, observation, at, context.timeZone);
   problems.push(...valueProblems);
 
   const range = referenceRange(clean(valueOf(obx, 7)), units(fieldOf(obx, 6)[0]));
@@ -79,7 +79,7 @@ export function mapObx(obx: Segment, context: ResultContext): MappedObservation 
 
   const effective = clean(valueOf(obx, 14)) || clean(valueOf(context.obr, 7));
   if (effective) {
-    const parsed = parseHl7DateTime(effective);
+    const parsed = parseHl7DateTime(effective, context.timeZone);
     if (parsed) observation.effectiveDateTime = parsed.dateTime;
     else problems.push(error(errorCodes.dataTypeError, `${clean(valueOf(obx, 14)) ? 'OBX-14' : 'OBR-7'} "${effective}" is not a date/time`, clean(valueOf(obx, 14)) ? at(14) : { segment: 'OBR', sequence: context.obr?.sequence ?? 1, field: 7 }));
   }
@@ -90,7 +90,7 @@ export function mapObx(obx: Segment, context: ResultContext): MappedObservation 
 
 type At = (field: number, component?: number) => { segment: string; sequence: number; field: number; component?: number };
 
-function mapValue(obx: Segment, observation: Observation, at: At): Problem[] {
+function mapValue(obx: Segment, observation: Observation, at: At, timeZone: string | null | undefined): Problem[] {
   const type = valueOf(obx, 2).trim().toUpperCase();
   const repetitions = fieldOf(obx, 5).filter((rep) => !isEmptyRepetition(rep));
   if (repetitions.length === 0) return [];
@@ -116,7 +116,7 @@ function mapValue(obx: Segment, observation: Observation, at: At): Problem[] {
     case 'DT':
     case 'DTM':
     case 'TS': {
-      const parsed = parseHl7DateTime(first);
+      const parsed = parseHl7DateTime(first, timeZone);
       if (!parsed) return [error(errorCodes.dataTypeError, `OBX-5 "${first}" is not a date/time (value type ${type})`, at(5))];
       observation.valueDateTime = parsed.dateTime;
       return [];

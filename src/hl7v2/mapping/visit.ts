@@ -21,7 +21,8 @@ const patientClasses: Record<string, string> = {
   U: 'unknown',
 };
 
-export function mapPv1(pv1: Segment): { visit: VisitContext; problems: Problem[] } {
+/** `timeZone`: the IANA zone of the sender's times without an offset (datetime.ts). */
+export function mapPv1(pv1: Segment, timeZone?: string | null): { visit: VisitContext; problems: Problem[] } {
   const problems: Problem[] = [];
   const clean = (v: string) => (v === hl7Null ? '' : v.trim());
   const visit: VisitContext = {};
@@ -51,7 +52,7 @@ export function mapPv1(pv1: Segment): { visit: VisitContext; problems: Problem[]
   if (visitNumber) visit.visitNumber = visitNumber;
   const admit = clean(valueOf(pv1, 44));
   if (admit) {
-    const parsed = parseHl7DateTime(admit);
+    const parsed = parseHl7DateTime(admit, timeZone);
     if (parsed) visit.admitTime = parsed.dateTime;
     else problems.push(warning(errorCodes.dataTypeError, `PV1-44 (admit date/time) "${admit}" is not a date/time; ignored`, { segment: 'PV1', sequence: pv1.sequence, field: 44 }));
   }

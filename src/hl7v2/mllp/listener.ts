@@ -226,6 +226,7 @@ class Connection {
         raw: payload,
         site: context,
         defaultCharset,
+        clientTimeZone: client.timeZone,
         origin: { transport: 'mllp', remoteAddress: this.#remote, credentialId: client.id },
         maxBytes: this.#maxFrameBytes,
         // The first pass read the whole message already; with the same default charset it stands.

@@ -3,6 +3,7 @@ import { get, patch, post } from '../api.js';
 import { badge, formatDateTime, h, replace } from '../dom.js';
 import { checkbox, describe, field, form } from '../forms.js';
 import { announce, confirmDialog, emptyState, errorBox, section, table } from '../widgets.js';
+import { timeZoneField, timeZoneProblem } from '../time-zone-field.js';
 
 const charsets = /** @type {[string, string][]} */ ([['UNICODE UTF-8', 'UTF-8 (UNICODE UTF-8)'], ['8859/1', 'Latin-1 (8859/1)'], ['ASCII', 'ASCII']]);
 
@@ -71,11 +72,18 @@ export async function clientsPage(context) {
         field({ label: 'Sending application (MSH-3)', name: 'sending_application', value: client?.sending_application, hint: 'Optional. When set, MSH-3 of every message must equal it.', attrs: { maxlength: 200 } }),
         field({ label: 'Sending facility (MSH-4)', name: 'sending_facility', value: client?.sending_facility, hint: 'Optional. When set, MSH-4 of every message must equal it.', attrs: { maxlength: 200 } }),
         field({ label: 'Character set when MSH-18 is empty', name: 'default_charset', options: charsets, value: client?.default_charset ?? 'UNICODE UTF-8' }),
+        timeZoneField({
+          label: 'Time zone',
+          value: client?.time_zone,
+          hint: `Times this sender writes without a UTC offset are read in this IANA zone. Blank: the site's (${context.site.time_zone ?? 'none: UTC'}).`,
+        }),
         checkbox({ label: 'Enabled', name: 'enabled', checked: client ? client.enabled : true, hint: 'A disabled client\'s connections are refused.' }),
       ],
       action: async (values) => {
         const problem = allowedIpProblem(values.allowed_ips, anyAllowed);
         if (problem) throw { fields: [{ field: 'allowed_ips', message: problem }] };
+        const zoneProblem = timeZoneProblem(values.time_zone);
+        if (zoneProblem) throw { fields: [{ field: 'time_zone', message: zoneProblem }] };
         const body = {
           name: values.name,
           protocol: values.protocol,
@@ -83,6 +91,7 @@ export async function clientsPage(context) {
           sending_application: values.sending_application.trim() || null,
           sending_facility: values.sending_facility.trim() || null,
           default_charset: values.default_charset,
+          time_zone: values.time_zone.trim() || null,
           enabled: values.enabled,
         };
         if (client) await patch(`/api/sites/${siteId}/clients/${client.id}`, body);
@@ -98,6 +107,7 @@ export async function clientsPage(context) {
     'HL7 v2 / MLLP',
     h('ul', { class: 'plain' }, client.allowed_ips.map((/** @type {string} */ ip) => h('li', null, h('code', null, ip)))),
     [client.sending_application ?? 'any', ' / ', client.sending_facility ?? 'any'],
+    client.time_zone ?? 'site\'s',
     badge(client.enabled ? 'enabled' : 'disabled'),
     formatDateTime(client.updated_at),
     h('div', { class: 'row-actions' },
@@ -126,7 +136,7 @@ export async function clientsPage(context) {
       notice,
       table({
         caption: 'Integration clients of the site',
-        columns: ['Name', 'Protocol', 'Allowed IPs', 'MSH-3 / MSH-4', 'Status', 'Changed', 'Actions'],
+        columns: ['Name', 'Protocol', 'Allowed IPs', 'MSH-3 / MSH-4', 'Time zone', 'Status', 'Changed', 'Actions'],
         rows,
         empty: emptyState('No integration clients yet', h('p', null, 'Register each interface engine or lab system that sends HL7 v2 over MLLP: its IP addresses and, optionally, its MSH-3/MSH-4.')),
       }),

@@ -3,7 +3,8 @@ import { get, patch } from '../api.js';
 import { formatDateTime, h } from '../dom.js';
 import { checkbox, field, form } from '../forms.js';
 import { announce, section } from '../widgets.js';
-import { aeTitleHint } from './sites.js';
+import { aeTitleHint, siteTimeZoneHint } from './sites.js';
+import { timeZoneField, timeZoneProblem } from '../time-zone-field.js';
 
 /**
  * A site's start page for admins: its settings, and what remains to set it up.
@@ -35,9 +36,18 @@ export async function siteOverviewPage(context) {
       field({ label: 'DICOM AE title', name: 'ae_title', required: true, value: site.ae_title, hint: aeTitleHint, attrs: { maxlength: 16 } }),
       checkbox({ label: 'FHIR PUT may create patients', name: 'patient_put_creates', checked: site.patient_put_creates, hint: 'PUT /fhir/Patient/{id} with a body without id creates a patient.' }),
       checkbox({ label: 'Integration clients may allow any IP (*)', name: 'mllp_allow_any_ip', checked: site.mllp_allow_any_ip, hint: 'Leave off unless the network in front of the service restricts senders.' }),
+      timeZoneField({ label: 'Time zone', value: site.time_zone, hint: siteTimeZoneHint }),
     ],
     action: async (values) => {
-      await patch(`/api/sites/${site.id}`, { name: values.name, ae_title: values.ae_title, patient_put_creates: values.patient_put_creates, mllp_allow_any_ip: values.mllp_allow_any_ip });
+      const problem = timeZoneProblem(values.time_zone);
+      if (problem) throw { fields: [{ field: 'time_zone', message: problem }] };
+      await patch(`/api/sites/${site.id}`, {
+        name: values.name,
+        ae_title: values.ae_title,
+        patient_put_creates: values.patient_put_creates,
+        mllp_allow_any_ip: values.mllp_allow_any_ip,
+        time_zone: values.time_zone.trim() || null,
+      });
       context.forgetSites();
       announce('Site settings saved.');
       context.refresh();
