@@ -36,3 +36,17 @@ export class DomainError extends Error {
 export function isDomainError(error: unknown, code?: DomainErrorCode): error is DomainError {
   return error instanceof DomainError && (code === undefined || error.code === code);
 }
+
+/**
+ * Not a refusal of the input: the service is at a capacity bound right now and the same request
+ * may succeed shortly (HTTP 503 with Retry-After).
+ */
+export class ServiceBusyError extends Error {
+  override readonly name = 'ServiceBusyError';
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds = 1) {
+    super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}

@@ -1,4 +1,6 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { withHashingSlot } from './hashing-gate.ts';
+import { passwordWeakness } from './password-strength.ts';
 
 // scrypt with N=2^15, r=8, p=1 (OWASP's minimum recommendation), 64-byte key. Stored as
 // scrypt$N$r$p$salt$key so that parameters can be raised later without breaking old hashes.
@@ -6,8 +8,11 @@ const cost = { N: 32768, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 const keyLength = 64;
 
 function scrypt(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scryptCallback(password, salt, keylen, options, (error, key) => (error ? reject(error) : resolve(key))),
+  return withHashingSlot(
+    () =>
+      new Promise((resolve, reject) =>
+        scryptCallback(password, salt, keylen, options, (error, key) => (error ? reject(error) : resolve(key))),
+      ),
   );
 }
 
@@ -31,10 +36,11 @@ export async function verifyPassword(password: string, stored: string | null): P
   return valid && actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-export function validatePasswordStrength(password: string): string | undefined {
+/** Why a new password is refused, or undefined when it is acceptable for the account `email`. */
+export function validatePasswordStrength(password: string, email: string): string | undefined {
   if (password.length < 12) return 'the password must be at least 12 characters';
   if (password.length > 1024) return 'the password must be at most 1024 characters';
-  return undefined;
+  return passwordWeakness(password, email);
 }
 
 export function generatePassword(): string {

@@ -63,7 +63,7 @@ export async function createUser(db: Queryable, input: CreateUserInput, actor: A
   }
   const generatedPassword = input.password === undefined ? generatePassword() : undefined;
   const password = input.password ?? generatedPassword!;
-  const weakness = validatePasswordStrength(password);
+  const weakness = validatePasswordStrength(password, email);
   if (weakness) throw new DomainError('invalid', weakness, [{ message: weakness, location: 'password' }]);
   try {
     const { rows } = await db.query<UserRow>(
@@ -116,7 +116,9 @@ export async function authenticateUser(db: Queryable, email: string, password: s
 }
 
 export async function setPassword(db: Queryable, userId: string, password: string, actor: Actor): Promise<void> {
-  const weakness = validatePasswordStrength(password);
+  const user = await findUserById(db, userId);
+  if (!user) throw new DomainError('not-found', 'no such user');
+  const weakness = validatePasswordStrength(password, user.email);
   if (weakness) throw new DomainError('invalid', weakness, [{ message: weakness, location: 'password' }]);
   const { rows } = await db.query<{ site_id: string | null }>(
     'UPDATE app_user SET password_hash = $2, updated_at = now() WHERE id = $1 RETURNING site_id',

@@ -1,5 +1,5 @@
 import type { FastifyError } from 'fastify';
-import { DomainError, type DomainErrorCode } from '../../domain/errors.ts';
+import { DomainError, ServiceBusyError, type DomainErrorCode } from '../../domain/errors.ts';
 import { TransientStorageError, isTransientDatabaseError } from '../../storage/errors.ts';
 import { HttpProblem } from './http-problem.ts';
 
@@ -39,6 +39,9 @@ export function mapError(error: unknown): MappedError {
   }
   if (error instanceof DomainError) {
     return { statusCode: domainStatus[error.code], code: error.code, message: error.message, details: { issues: error.issues }, unexpected: false };
+  }
+  if (error instanceof ServiceBusyError) {
+    return { statusCode: 503, code: 'busy', message: error.message, headers: { 'retry-after': String(error.retryAfterSeconds) }, unexpected: false };
   }
   if (error instanceof TransientStorageError || isTransientDatabaseError(error)) {
     return {
