@@ -8,6 +8,8 @@ export type Actor =
   | { kind: 'integration-client'; clientId: string; remoteAddress: string }
   | { kind: 'dicom'; callingAeTitle: string; remoteAddress: string }
   | { kind: 'user'; userId: string }
+  /** Someone not yet signed in (a sign-in attempt), known only by address. */
+  | { kind: 'anonymous'; remoteAddress: string }
   | { kind: 'operator' };
 
 export interface SitePolicies {
@@ -42,6 +44,8 @@ export function describeActor(actor: Actor): string {
       return `dicom:${actor.callingAeTitle}@${actor.remoteAddress}`;
     case 'user':
       return `user:${actor.userId}`;
+    case 'anonymous':
+      return `anonymous@${actor.remoteAddress}`;
     case 'operator':
       return 'operator';
   }

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { adminSurface } from '../../src/admin/surface.ts';
-import { accountFailureLimit, addressFailureLimit } from '../../src/admin/session/sign-in-throttle.ts';
+import { accountAddressFailureLimit, accountFailureLimit, addressFailureLimit } from '../../src/admin/session/sign-in-throttle.ts';
 import { updateUser } from '../../src/domain/users/users.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { buildTestOrigin } from '../support/http.ts';
@@ -98,21 +98,72 @@ test('sign-in from another origin is refused', async () => {
   assert.equal(response.json().error.code, 'cross-origin');
 });
 
-test('failed sign-ins are limited per account, even from many addresses, and then the right password is refused too', async () => {
+test('a stranger\'s wrong passwords lock out only the stranger\'s address: the owner still signs in from their own', async () => {
   const site = await createTestSite(db.database);
   const user = await createTestUser(db.database, site, 'clinician');
-  for (let i = 0; i < accountFailureLimit; i++) {
-    const response = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: `wrong password ${i}` }, remoteAddress: `198.51.100.${i + 1}` });
+  for (let i = 0; i < accountAddressFailureLimit; i++) {
+    const response = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: `wrong password ${i}` }, remoteAddress: '198.51.100.1' });
     assert.equal(response.statusCode, 401);
   }
-  const blocked = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword }, remoteAddress: '198.51.100.200' });
-  assert.equal(blocked.statusCode, 429);
+  const blocked = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword }, remoteAddress: '198.51.100.1' });
+  assert.equal(blocked.statusCode, 429, 'the guessing address is refused even with the right password');
   assert.equal(blocked.json().error.code, 'rate-limited');
   const retryAfter = Number(blocked.headers['retry-after']);
   assert.ok(retryAfter > 0 && retryAfter <= 15 * 60, `Retry-After ${retryAfter}`);
+  await signIn(app, user.email, testPassword, '198.51.100.200');
+});
+
+test('guessing one account from many addresses is limited, except from an address the owner signed in from', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  await signIn(app, user.email, testPassword, '198.51.100.250');
+  for (let i = 0; i < accountFailureLimit; i++) {
+    const response = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: `wrong password ${i}` }, remoteAddress: `2001:db8::${(i + 1).toString(16)}` });
+    assert.equal(response.statusCode, 401);
+  }
+  const stranger = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword }, remoteAddress: '2001:db8::ffff' });
+  assert.equal(stranger.statusCode, 429);
+  await signIn(app, user.email, testPassword, '198.51.100.250');
   // Another account is not affected.
   const other = await createTestUser(db.database, site, 'clinician');
-  await signIn(app, other.email, testPassword, '198.51.100.201');
+  await signIn(app, other.email, testPassword, '2001:db8::fffe');
+});
+
+test('concurrent guesses are counted before their passwords are checked: no more than the limit are checked', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  const burst = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: `burst guess ${i}` }, remoteAddress: '192.0.2.180' })),
+  );
+  const checked = burst.filter((response) => response.statusCode === 401).length;
+  const refused = burst.filter((response) => response.statusCode === 429).length;
+  assert.equal(checked, accountAddressFailureLimit, `${checked} guesses were checked against a limit of ${accountAddressFailureLimit}`);
+  assert.equal(refused, 30 - accountAddressFailureLimit);
+});
+
+test('failed sign-ins and the lockout are logged in the audit log with the account and the address, never the password', async () => {
+  const site = await createTestSite(db.database);
+  const user = await createTestUser(db.database, site, 'clinician');
+  for (let i = 0; i <= accountAddressFailureLimit; i++) {
+    await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email.toUpperCase(), password: `audited guess ${i}` }, remoteAddress: '192.0.2.190' });
+  }
+  const { rows } = await db.database.query<{ action: string; actor: string; target_id: string; details: Record<string, string>; site_id: string }>(
+    `SELECT action, actor, target_id, details, site_id FROM audit_event WHERE target_id = $1 AND action LIKE 'sign-in.%' ORDER BY id`,
+    [user.id],
+  );
+  assert.deepEqual(rows.map((row) => row.action), [...Array.from({ length: accountAddressFailureLimit }, () => 'sign-in.failed'), 'sign-in.locked-out']);
+  for (const row of rows) {
+    assert.equal(row.site_id, site.siteId);
+    assert.equal(row.actor, 'anonymous@192.0.2.190');
+    assert.deepEqual(row.details, { account: user.email.toLowerCase(), address: '192.0.2.190' });
+    assert.doesNotMatch(JSON.stringify(row), /audited guess/);
+  }
+  const unknown = await app.inject({ method: 'POST', url: '/api/session', payload: { email: 'nobody-audited@example.test', password: 'audited guess' }, remoteAddress: '192.0.2.191' });
+  assert.equal(unknown.statusCode, 401);
+  const { rows: service } = await db.database.query<{ site_id: string | null; details: Record<string, string> }>(
+    `SELECT site_id, details FROM audit_event WHERE action = 'sign-in.failed' AND details->>'account' = 'nobody-audited@example.test'`,
+  );
+  assert.deepEqual(service, [{ site_id: null, details: { account: 'nobody-audited@example.test', address: '192.0.2.191' } }]);
 });
 
 test('failed sign-ins are limited per address across accounts', async () => {
@@ -131,13 +182,13 @@ test('failed sign-ins are limited per address across accounts', async () => {
 test('a successful sign-in clears the account counter', async () => {
   const site = await createTestSite(db.database);
   const user = await createTestUser(db.database, site, 'clinician');
-  for (let i = 0; i < accountFailureLimit - 1; i++) {
+  for (let i = 0; i < accountAddressFailureLimit - 1; i++) {
     await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: 'wrong wrong wrong' }, remoteAddress: '192.0.2.90' });
   }
-  await signIn(app, user.email, testPassword, '192.0.2.91');
-  const again = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: 'wrong wrong wrong' }, remoteAddress: '192.0.2.92' });
+  await signIn(app, user.email, testPassword, '192.0.2.90');
+  const again = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: 'wrong wrong wrong' }, remoteAddress: '192.0.2.90' });
   assert.equal(again.statusCode, 401);
-  await signIn(app, user.email, testPassword, '192.0.2.93');
+  await signIn(app, user.email, testPassword, '192.0.2.90');
 });
 
 test('without a session the API answers 401; a forged or expired cookie is no session', async () => {
@@ -218,14 +269,14 @@ test('guessing the current password through a session is limited like sign-in', 
   const site = await createTestSite(db.database);
   const user = await createTestUser(db.database, site, 'clinician');
   const signed = await signIn(app, user.email, testPassword, '192.0.2.120');
-  for (let i = 0; i < accountFailureLimit; i++) {
+  for (let i = 0; i < accountAddressFailureLimit; i++) {
     const guess = await app.inject(as(signed, { method: 'PUT', url: '/api/session/password', payload: { current_password: `guess number ${i}`, new_password: 'a brand new passphrase' }, remoteAddress: '192.0.2.121' }));
     assert.equal(guess.statusCode, 400);
   }
   const blocked = await app.inject(as(signed, { method: 'PUT', url: '/api/session/password', payload: { current_password: testPassword, new_password: 'a brand new passphrase' }, remoteAddress: '192.0.2.121' }));
   assert.equal(blocked.statusCode, 429);
-  const signInBlocked = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword }, remoteAddress: '192.0.2.122' });
-  assert.equal(signInBlocked.statusCode, 429, 'the account is blocked for sign-in too');
+  const signInBlocked = await app.inject({ method: 'POST', url: '/api/session', payload: { email: user.email, password: testPassword }, remoteAddress: '192.0.2.121' });
+  assert.equal(signInBlocked.statusCode, 429, 'the account is blocked for sign-in from that address too');
 });
 
 test('a deactivated user\'s session stops working at once', async () => {

@@ -9,7 +9,8 @@ import { clearedSessionCookie, readCookie, sessionCookie, sessionCookieName } fr
 import { csrfTokenFor, isSameOrigin } from '../session/csrf.ts';
 import { sessionOf } from '../session/authenticate.ts';
 import { createSession, deleteSession, deleteUserSessions, findSession, sessionAbsoluteSeconds, type SessionUser } from '../session/session-store.ts';
-import { clearAccountFailures, recordSignInFailure, signInBlockedFor, throttleSubjects } from '../session/sign-in-throttle.ts';
+import { recordSignInEvent } from '../session/sign-in-audit.ts';
+import { countSignInAttempt, forgetEndedWindows, recordSignInSuccess, signInAttempt, type SignInAttempt } from '../session/sign-in-throttle.ts';
 import { errorResponses, sessionSchema } from './schemas.ts';
 
 const tags = ['session'];
@@ -42,20 +43,16 @@ export async function registerSignIn(app: FastifyInstance, services: Services): 
     async (request: FastifyRequest<{ Body: { email: string; password: string } }>, reply: FastifyReply) => {
       if (!isSameOrigin(request)) throw new HttpProblem(403, 'cross-origin', 'the request did not come from this origin');
       const { email, password } = request.body;
-      const subjects = throttleSubjects(email, request.ip);
-      const blockedFor = await signInBlockedFor(database, subjects);
-      if (blockedFor > 0) {
-        throw new HttpProblem(429, 'rate-limited', `too many failed sign-ins; try again in ${Math.ceil(blockedFor / 60)} minute(s)`, {
-          headers: { 'retry-after': String(blockedFor) },
-        });
-      }
+      const attempt = signInAttempt(email, request.ip);
+      await refuseThrottled(database, request, attempt, 'too many failed sign-ins');
       const user = await authenticateUser(database, email, password);
       if (!user) {
-        await recordSignInFailure(database, subjects);
+        await recordSignInEvent(database, request, 'sign-in.failed', attempt);
+        await forgetEndedWindows(database);
         // One message for unknown e-mail, wrong password and deactivated account alike.
         throw new HttpProblem(401, 'invalid-credentials', 'the e-mail address or password is not correct');
       }
-      await clearAccountFailures(database, subjects);
+      await recordSignInSuccess(database, attempt);
       const { sessionId, expiresAt } = await createSession(database, user, { remoteAddress: request.ip, userAgent: request.headers['user-agent'] });
       reply.header('set-cookie', sessionCookie(sessionId, { secure, maxAgeSeconds: sessionAbsoluteSeconds }));
       request.log.info({ userId: user.id }, 'signed in');
@@ -119,16 +116,14 @@ export async function registerSessionRoutes(app: FastifyInstance, services: Serv
       const session = sessionOf(request);
       // The current password is a password guess like a sign-in: the same limits apply, so a
       // borrowed session cannot be used to find the password.
-      const subjects = throttleSubjects(session.user.email, request.ip);
-      const blockedFor = await signInBlockedFor(database, subjects);
-      if (blockedFor > 0) {
-        throw new HttpProblem(429, 'rate-limited', `too many wrong passwords; try again in ${Math.ceil(blockedFor / 60)} minute(s)`, { headers: { 'retry-after': String(blockedFor) } });
-      }
+      const attempt = signInAttempt(session.user.email, request.ip);
+      await refuseThrottled(database, request, attempt, 'too many wrong passwords');
       const { rows } = await database.query<{ password_hash: string | null }>('SELECT password_hash FROM app_user WHERE id = $1', [session.user.id]);
       if (!(await verifyPassword(request.body.current_password, rows[0]?.password_hash ?? null))) {
-        await recordSignInFailure(database, subjects);
+        await recordSignInEvent(database, request, 'password-change.failed', attempt, { kind: 'user', userId: session.user.id });
         throw new DomainError('invalid', 'the current password is not correct', [{ message: 'the current password is not correct', location: 'current_password' }]);
       }
+      await recordSignInSuccess(database, attempt);
       if (!(await findUserById(database, session.user.id))) throw new HttpProblem(401, 'unauthenticated', 'the account no longer exists');
       await database.transaction(async (tx) => {
         await setPassword(tx, session.user.id, request.body.new_password, { kind: 'user', userId: session.user.id }).catch((error: unknown) => {
@@ -139,6 +134,18 @@ export async function registerSessionRoutes(app: FastifyInstance, services: Serv
       return reply.code(204).send();
     },
   );
+}
+
+/**
+ * Counts the attempt before any password is checked (so concurrent guesses cannot all pass) and
+ * answers 429 with Retry-After once a limit is passed; the attempt that passes it is audited.
+ */
+async function refuseThrottled(database: Services['database'], request: FastifyRequest, attempt: SignInAttempt, what: string): Promise<void> {
+  const { blockedFor, lockedOutNow } = await countSignInAttempt(database, attempt);
+  if (lockedOutNow) await recordSignInEvent(database, request, 'sign-in.locked-out', attempt);
+  if (blockedFor > 0) {
+    throw new HttpProblem(429, 'rate-limited', `${what}; try again in ${Math.ceil(blockedFor / 60)} minute(s)`, { headers: { 'retry-after': String(blockedFor) } });
+  }
 }
 
 /** The domain says "password"; this form's field is new_password. */
