@@ -25,12 +25,14 @@ after(async () => {
   await db.drop();
 });
 
+let clientAddresses = 0;
+
 /** Site B with one of everything, so that site A's users can try to reach each object. */
 async function populatedSite(): Promise<{ site: SiteContext; userId: string; keyId: string; clientId: string; studyUid: string; reportId: string; messageId: string }> {
   const site = await createTestSite(db.database);
   const clinician = await createTestUser(db.database, site, 'clinician');
   const { apiKey } = await createApiKey(db.database, { siteId: site.siteId, userId: clinician.id, label: 'b' }, { kind: 'operator' });
-  const client = await createIntegrationClient(db.database, site.siteId, { name: 'B lab', protocol: 'hl7-mllp', allowedIps: '10.9.9.9' }, { kind: 'operator' });
+  const client = await createIntegrationClient(db.database, site.siteId, { name: 'B lab', protocol: 'hl7-mllp', allowedIps: `10.9.9.${++clientAddresses}` }, { kind: 'operator' });
   const instance = receivedInstance();
   await db.database.transaction((tx) => indexInstance(tx, site, instance));
   const report = await createReport(db.database, site, { studyInstanceUid: instance.studyInstanceUid, text: 'B finding', authorUserId: clinician.id });

@@ -1,6 +1,8 @@
 /** A site's integration clients (MLLP senders): list, create, edit, enable and disable. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createIntegrationClient, listIntegrationClients, updateIntegrationClient, type ClientInput } from '../../domain/clients/integration-clients.ts';
+import { createIntegrationClient, listIntegrationClients, updateIntegrationClient, type ClientInput, type OverlapApproval } from '../../domain/clients/integration-clients.ts';
+import { HttpProblem } from '../../platform/http/http-problem.ts';
+import { sessionOf } from '../session/authenticate.ts';
 import type { Services } from '../../platform/services.ts';
 import { actorOf, siteForArea } from '../access.ts';
 import { clientSchema, errorResponses, timeZoneField, uuidParam } from './schemas.ts';
@@ -20,6 +22,7 @@ const clientFields = {
   default_charset: { type: 'string', maxLength: 40, description: 'ASCII, 8859/1 or UNICODE UTF-8: used when MSH-18 is empty' },
   time_zone: timeZoneField('this sender; null or blank: the site\'s applies'),
   enabled: { type: 'boolean' },
+  approve_overlap: { type: 'boolean', description: 'service admin only: register even though another site\'s client could match the same messages' },
 } as const;
 
 interface ClientBody {
@@ -31,6 +34,7 @@ interface ClientBody {
   default_charset?: string;
   time_zone?: string | null;
   enabled?: boolean;
+  approve_overlap?: boolean;
 }
 
 function toInput(body: ClientBody): Partial<ClientInput> {
@@ -44,6 +48,13 @@ function toInput(body: ClientBody): Partial<ClientInput> {
     ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
     ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
   };
+}
+
+/** Only a service administrator approves a registration that overlaps another site's. */
+function approvalOf(request: FastifyRequest<{ Body: ClientBody }>): OverlapApproval {
+  if (request.body.approve_overlap !== true) return {};
+  if (sessionOf(request).user.role !== 'service-admin') throw new HttpProblem(403, 'forbidden', 'only a service administrator approves a registration that overlaps another site\'s');
+  return { approveOverlap: true };
 }
 
 /** Entries may also be separated by commas or whitespace inside one string. */
@@ -77,7 +88,7 @@ export async function registerClientRoutes(app: FastifyInstance, services: Servi
     async (request: FastifyRequest<{ Params: { siteId: string }; Body: ClientBody & { name: string; allowed_ips: string | string[] } }>, reply) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'clients');
       const input = { protocol: 'hl7-mllp', ...toInput(request.body) } as ClientInput;
-      const client = await database.transaction((tx) => createIntegrationClient(tx, site.id, input, actorOf(request)));
+      const client = await database.transaction((tx) => createIntegrationClient(tx, site.id, input, actorOf(request), approvalOf(request)));
       return reply.code(201).send(clientView(client));
     },
   );
@@ -95,7 +106,7 @@ export async function registerClientRoutes(app: FastifyInstance, services: Servi
     },
     async (request: FastifyRequest<{ Params: { siteId: string; clientId: string }; Body: ClientBody }>) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'clients');
-      const client = await database.transaction((tx) => updateIntegrationClient(tx, site.id, request.params.clientId, toInput(request.body), actorOf(request)));
+      const client = await database.transaction((tx) => updateIntegrationClient(tx, site.id, request.params.clientId, toInput(request.body), actorOf(request), approvalOf(request)));
       return clientView(client);
     },
   );

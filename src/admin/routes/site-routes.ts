@@ -14,7 +14,7 @@ const siteFields = {
   name: { type: 'string', maxLength: 200, description: '1 to 200 characters, unique (case-insensitive)' },
   ae_title: { type: 'string', maxLength: 64, description: 'DICOM AE title (PS3.5 VR AE): 1 to 16 ASCII characters, no backslash; unique' },
   patient_put_creates: { type: 'boolean', description: 'FHIR PUT /Patient/{id} with a body without id creates a patient' },
-  mllp_allow_any_ip: { type: 'boolean', description: 'integration clients may list "*" as an allowed IP' },
+  mllp_allow_any_ip: { type: 'boolean', description: 'integration clients may list "*" as an allowed IP (only a service admin changes it)' },
   time_zone: timeZoneField('the site\'s senders (an integration client\'s own zone overrides it)'),
 } as const;
 
@@ -94,6 +94,11 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
     async (request: FastifyRequest<{ Params: { siteId: string }; Body: SiteBody }>) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'siteSettings');
       const body = request.body;
+      // Letting a site's clients admit any address decides whose feeds it could receive: a
+      // service-wide decision (issue 26 point 1). Resending the current value is harmless.
+      if (body.mllp_allow_any_ip !== undefined && body.mllp_allow_any_ip !== site.policies.mllpAllowAnyIp && sessionOf(request).user.role !== 'service-admin') {
+        throw new HttpProblem(403, 'forbidden', 'only a service administrator changes the "any IP" policy for integration clients');
+      }
       const updated = await database.transaction((tx) =>
         updateSite(
           tx,

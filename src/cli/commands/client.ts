@@ -54,7 +54,8 @@ export async function clientCommand({ action, options, positionals, json }: Comm
         protocol: options.required('protocol'),
         allowedIps: options.required('allowed-ips'),
       };
-      return createIntegrationClient(db, site.id, input, { kind: 'operator' });
+      // The operator has the service administrator's authority to approve an overlap.
+      return db.transaction((tx) => createIntegrationClient(tx, site.id, input, { kind: 'operator' }, { approveOverlap: options.flag('approve-overlap') }));
     });
     const out = present(client);
     print(out, json, () => formatRecord(out));
@@ -66,7 +67,7 @@ export async function clientCommand({ action, options, positionals, json }: Comm
     const client = await withDatabase(async (db) => {
       const site = await resolveSite(db, options.required('site'));
       const current = await resolveIntegrationClient(db, site.id, target);
-      return updateIntegrationClient(db, site.id, current.id, settingsFrom(options), { kind: 'operator' });
+      return db.transaction((tx) => updateIntegrationClient(tx, site.id, current.id, settingsFrom(options), { kind: 'operator' }, { approveOverlap: options.flag('approve-overlap') }));
     });
     const out = present(client);
     print(out, json, () => formatRecord(out));

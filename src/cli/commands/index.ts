@@ -37,12 +37,13 @@ export const commands: Record<string, CommandDefinition> = {
   },
   client: {
     usage: [
-      'client create --site SITE --name N --protocol hl7-mllp --allowed-ips LIST [--sending-application A] [--sending-facility F] [--default-charset C] [--time-zone TZ]',
-      'client update CLIENT --site SITE [--time-zone TZ] [--name N] [--allowed-ips LIST] [--sending-application A] [--sending-facility F] [--default-charset C]',
+      'client create --site SITE --name N --protocol hl7-mllp --allowed-ips LIST [--sending-application A] [--sending-facility F] [--default-charset C] [--time-zone TZ] [--approve-overlap]',
+      'client update CLIENT --site SITE [--time-zone TZ] [--name N] [--allowed-ips LIST] [--sending-application A] [--sending-facility F] [--default-charset C] [--approve-overlap]',
       'client list --site SITE',
     ],
     actions: ['create', 'update', 'list'],
     values: ['site', 'name', 'protocol', 'allowed-ips', 'sending-application', 'sending-facility', 'default-charset', 'time-zone'],
+    flags: ['approve-overlap'],
     run: clientCommand,
   },
   studies: {

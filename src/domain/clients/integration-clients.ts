@@ -7,6 +7,7 @@ import type { Actor } from '../site-context.ts';
 import { findSiteById, siteColumns, toSite, type Site, type SiteRow } from '../sites/sites.ts';
 import { parseAllowedIps } from './ip-allow-list.ts';
 import { optionalTimeZone } from '../time-zones/time-zone-name.ts';
+import { refuseCrossSiteOverlap } from './registration-overlap.ts';
 import { isUuid } from '../uuid.ts';
 
 export const integrationProtocols = ['hl7-mllp'] as const;
@@ -103,6 +104,21 @@ function validate(site: Site, input: ClientInput): Omit<ClientRow, 'id' | 'site_
   };
 }
 
+/** Who may let a registration overlap another site's: a service administrator (or the operator's CLI). */
+export interface OverlapApproval {
+  approveOverlap?: boolean;
+}
+
+/** Checks an enabled registration against other sites' and audits an approved overlap. */
+async function checkOverlap(db: Queryable, siteId: string, values: ReturnType<typeof validate>, approval: OverlapApproval, actor: Actor, clientId: string): Promise<void> {
+  if (!values.enabled) return;
+  const scope = { allowedIps: values.allowed_ips, sendingApplication: values.sending_application, sendingFacility: values.sending_facility };
+  const { overlaps } = await refuseCrossSiteOverlap(db, siteId, scope, approval.approveOverlap === true);
+  if (overlaps) {
+    await recordAudit(db, { siteId, actor, action: 'integration-client.overlap-approved', targetType: 'integration-client', targetId: clientId, details: { allowedIps: values.allowed_ips, sendingApplication: values.sending_application, sendingFacility: values.sending_facility } });
+  }
+}
+
 function translateUniqueViolation(error: unknown): never {
   if (uniqueViolation(error)?.constraint === 'integration_client_name_key') {
     throw new DomainError('conflict', 'this site already has an integration client with this name', [{ message: 'name already used', location: 'name' }]);
@@ -110,15 +126,17 @@ function translateUniqueViolation(error: unknown): never {
   throw error;
 }
 
-export async function createIntegrationClient(db: Queryable, siteId: string, input: ClientInput, actor: Actor): Promise<IntegrationClient> {
+export async function createIntegrationClient(db: Queryable, siteId: string, input: ClientInput, actor: Actor, approval: OverlapApproval = {}): Promise<IntegrationClient> {
   const site = await findSiteById(db, siteId);
   if (!site) throw new DomainError('not-found', 'no such site');
   const values = validate(site, input);
+  const id = randomUUID();
+  await checkOverlap(db, siteId, values, approval, actor, id);
   try {
     const { rows } = await db.query<ClientRow>(
       `INSERT INTO integration_client (id, site_id, name, protocol, allowed_ips, sending_application, sending_facility, default_charset, enabled, time_zone)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${columns}`,
-      [randomUUID(), siteId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled, values.time_zone],
+      [id, siteId, values.name, values.protocol, values.allowed_ips, values.sending_application, values.sending_facility, values.default_charset, values.enabled, values.time_zone],
     );
     const client = toClient(rows[0]!);
     noteCredentialChange(db);
@@ -129,7 +147,14 @@ export async function createIntegrationClient(db: Queryable, siteId: string, inp
   }
 }
 
-export async function updateIntegrationClient(db: Queryable, siteId: string, clientId: string, input: Partial<ClientInput>, actor: Actor): Promise<IntegrationClient> {
+export async function updateIntegrationClient(
+  db: Queryable,
+  siteId: string,
+  clientId: string,
+  input: Partial<ClientInput>,
+  actor: Actor,
+  approval: OverlapApproval = {},
+): Promise<IntegrationClient> {
   const current = await findIntegrationClient(db, siteId, clientId);
   const site = await findSiteById(db, siteId);
   if (!current || !site) throw new DomainError('not-found', 'no such integration client');
@@ -143,6 +168,14 @@ export async function updateIntegrationClient(db: Queryable, siteId: string, cli
     timeZone: input.timeZone === undefined ? current.timeZone : input.timeZone,
     enabled: input.enabled ?? current.enabled,
   });
+  // Only a change of what the registration matches is checked: renaming a client whose overlap
+  // was approved needs no new approval.
+  const matchesMore =
+    (values.enabled && !current.enabled) ||
+    values.allowed_ips.join(',') !== current.allowedIps.join(',') ||
+    values.sending_application !== current.sendingApplication ||
+    values.sending_facility !== current.sendingFacility;
+  if (matchesMore) await checkOverlap(db, siteId, values, approval, actor, clientId);
   try {
     const { rows } = await db.query<ClientRow>(
       `UPDATE integration_client SET name = $3, protocol = $4, allowed_ips = $5, sending_application = $6, sending_facility = $7,

@@ -21,13 +21,16 @@ export async function authorizeSender(db: Queryable, remoteAddress: string, send
   if (matching.length === 0) {
     return { kind: 'refused', reason: `sender not authorized: MSH-3 "${sendingApplication}" / MSH-4 "${sendingFacility}" match no integration client for this address` };
   }
-  // The most specific registration wins (application and facility, then either, then neither).
+  // One site's registration never overrides another's (issue 26 point 1): a sender that clients
+  // of two sites match is refused, however specific either is. Registration refuses such overlaps
+  // unless a service administrator approved them.
+  if (new Set(matching.map(({ site }) => site.id)).size > 1) {
+    return { kind: 'refused', reason: 'sender not authorized: integration clients of several sites match this sender; register MSH-3/MSH-4 to tell them apart' };
+  }
+  // Within the site, the most specific registration wins (application and facility, then either, then neither).
   const specificity = ({ client }: { client: IntegrationClient }) => (client.sendingApplication ? 1 : 0) + (client.sendingFacility ? 1 : 0);
   const best = Math.max(...matching.map(specificity));
   const winners = matching.filter((registration) => specificity(registration) === best);
-  if (new Set(winners.map(({ site }) => site.id)).size > 1) {
-    return { kind: 'refused', reason: 'sender not authorized: integration clients of several sites match this sender; register MSH-3/MSH-4 to tell them apart' };
-  }
   return { kind: 'authorized', client: winners[0]!.client, site: winners[0]!.site };
 }
 

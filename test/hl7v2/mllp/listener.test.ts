@@ -30,9 +30,10 @@ before(async () => {
   db = await createTestDatabase();
   site = await createTestSite(db.database);
   restricted = await createTestSite(db.database);
-  // 127.0.0.1 sends for `site` under any MSH-3/4 except RESTRICTED-APP, which belongs to `restricted`.
+  // 127.0.0.1 sends for `site` under any MSH-3/4; 127.0.0.2-3 send for `restricted` as RESTRICTED-APP
+  // only (registrations of two sites may not overlap: issue 26 point 1).
   await createIntegrationClient(db.database, site.siteId, { name: 'lab', protocol: 'hl7-mllp', allowedIps: '127.0.0.1' }, { kind: 'operator' });
-  await createIntegrationClient(db.database, restricted.siteId, { name: 'ris', protocol: 'hl7-mllp', allowedIps: '127.0.0.0/30', sendingApplication: 'RESTRICTED-APP', defaultCharset: '8859/1' }, { kind: 'operator' });
+  await createIntegrationClient(db.database, restricted.siteId, { name: 'ris', protocol: 'hl7-mllp', allowedIps: '127.0.0.2/31', sendingApplication: 'RESTRICTED-APP', defaultCharset: '8859/1' }, { kind: 'operator' });
   listener = await startMllpListener(testServices(db.database), { host: '127.0.0.1', port: 0, maxFrameBytes: 64 * 1024 });
 });
 after(async () => {
@@ -103,7 +104,7 @@ test('an oversized frame is answered AE with its control id and the connection i
 });
 
 test('MSH-3 selects the client: a restricted application goes to its own site with its default charset', async () => {
-  const peer = await RawPeer.open(listener.port);
+  const peer = await RawPeer.open(listener.port, '127.0.0.2');
   try {
     const latin = Buffer.from(`MSH|^~\\&|RESTRICTED-APP|RAD|GW|GW|20240101||ADT^A01|R-1|P|2.5.1\rPID|1||RS1^^^H^MR||M\xfcller^Ann`, 'latin1');
     peer.write(frame(latin));

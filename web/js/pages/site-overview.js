@@ -28,6 +28,7 @@ export async function siteOverviewPage(context) {
     step(clients.clients.length > 0, `Integration clients: ${clients.clients.length}.`, `${base}/clients`, 'Register each MLLP sender'),
     step(true, `Modalities send to AE title ${site.ae_title}.`, `${base}/connectivity`, 'See the DICOM settings'),
   );
+  const serviceAdmin = context.user.role === 'service-admin';
   const settings = form({
     label: 'Site settings',
     submit: 'Save settings',
@@ -35,7 +36,10 @@ export async function siteOverviewPage(context) {
       field({ label: 'Name', name: 'name', required: true, value: site.name, attrs: { maxlength: 200 } }),
       field({ label: 'DICOM AE title', name: 'ae_title', required: true, value: site.ae_title, hint: aeTitleHint, attrs: { maxlength: 16 } }),
       checkbox({ label: 'FHIR PUT may create patients', name: 'patient_put_creates', checked: site.patient_put_creates, hint: 'PUT /fhir/Patient/{id} with a body without id creates a patient.' }),
-      checkbox({ label: 'Integration clients may allow any IP (*)', name: 'mllp_allow_any_ip', checked: site.mllp_allow_any_ip, hint: 'Leave off unless the network in front of the service restricts senders.' }),
+      // Whose feeds a site could receive is the service administrator's decision.
+      serviceAdmin
+        ? checkbox({ label: 'Integration clients may allow any IP (*)', name: 'mllp_allow_any_ip', checked: site.mllp_allow_any_ip, hint: 'Leave off unless the network in front of the service restricts senders.' })
+        : h('p', { class: 'hint' }, `Integration clients ${site.mllp_allow_any_ip ? 'may' : 'may not'} allow any IP (*): a service administrator sets this.`),
       timeZoneField({ label: 'Time zone', value: site.time_zone, hint: siteTimeZoneHint }),
     ],
     action: async (values) => {
@@ -45,7 +49,7 @@ export async function siteOverviewPage(context) {
         name: values.name,
         ae_title: values.ae_title,
         patient_put_creates: values.patient_put_creates,
-        mllp_allow_any_ip: values.mllp_allow_any_ip,
+        ...(serviceAdmin ? { mllp_allow_any_ip: values.mllp_allow_any_ip } : {}),
         time_zone: values.time_zone.trim() || null,
       });
       context.forgetSites();
