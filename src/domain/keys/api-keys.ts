@@ -59,8 +59,8 @@ export async function createApiKey(
 ): Promise<{ apiKey: ApiKey; key: string }> {
   const { rows: users } = await db.query<{ site_id: string | null; active: boolean }>('SELECT site_id, active FROM app_user WHERE id = $1', [input.userId]);
   const owner = users[0];
-  if (!owner) throw new DomainError('not-found', 'no such user');
-  if (owner.site_id !== input.siteId) throw new DomainError('invalid', 'the key\'s user must belong to the key\'s site', [{ message: 'the user belongs to another site', location: 'user' }]);
+  // Another site's user answers exactly like one that does not exist (issue 26 point 11).
+  if (!owner || owner.site_id !== input.siteId) throw new DomainError('not-found', 'no such user in this site', [{ message: 'no such user in this site', location: 'user' }]);
   if (!owner.active) throw new DomainError('invalid', 'the user is deactivated', [{ message: 'the user is deactivated', location: 'user' }]);
   const label = (input.label ?? '').trim();
   if (label.length > 200) throw new DomainError('invalid', 'the label must be at most 200 characters', [{ message: 'too long', location: 'label' }]);
@@ -121,26 +121,40 @@ type KeyRow = SiteRow & { key_id: string; user_id: string; secret_hash: Buffer; 
 /**
  * What authenticated a key prefix recently, with the change-feed token read before it was read
  * from the database: any committed change to keys, users or sites (any process) makes every
- * entry stale (migration 0002 notifies, src/storage/change-feed.ts listens). The age limit only
- * bounds how long an entry can live should a notification ever be missed.
+ * entry stale (migrations 0002 and 0571 notify, src/storage/change-feed.ts listens). The age limit
+ * only bounds how long an entry can live should a notification ever be missed.
+ *
+ * Prefixes that matched no key are remembered the same way (a negative cache), so that a prefix
+ * tried again costs what a known one costs: no statement. Without it an unknown prefix took a
+ * database round trip every time and a known one none, and timing told them apart (issue 26
+ * point 10). Unknown prefixes are remembered in a map of their own, bounded and forgetting the
+ * oldest first, so that sending random prefixes cannot push known keys out of theirs.
  */
 interface CachedKey {
-  row: KeyRow;
+  row: KeyRow | undefined;
   token: number;
   readAt: number;
 }
-const cachedKeys = new WeakMap<Database, Map<string, CachedKey>>();
+interface KeyCaches {
+  known: Map<string, CachedKey>;
+  unknown: Map<string, CachedKey>;
+}
+const cachedKeys = new WeakMap<Database, KeyCaches>();
 const maxCacheAgeMs = 60_000;
+const maxRememberedUnknownPrefixes = 10_000;
+
+function cachesOf(db: Database): KeyCaches {
+  let caches = cachedKeys.get(db);
+  if (!caches) cachedKeys.set(db, (caches = { known: new Map(), unknown: new Map() }));
+  return caches;
+}
 
 async function findKeyRow(db: Queryable, prefix: string): Promise<KeyRow | undefined> {
-  const feed = db instanceof Database ? db.credentialChanges : undefined;
-  const token = feed?.token();
+  const token = db instanceof Database ? db.credentialChanges.token() : undefined;
   const now = Date.now();
-  let cache: Map<string, CachedKey> | undefined;
-  if (token !== undefined && db instanceof Database) {
-    cache = cachedKeys.get(db);
-    if (!cache) cachedKeys.set(db, (cache = new Map()));
-    const cached = cache.get(prefix);
+  const caches = token !== undefined && db instanceof Database ? cachesOf(db) : undefined;
+  if (caches) {
+    const cached = caches.known.get(prefix) ?? caches.unknown.get(prefix);
     if (cached && cached.token === token && now - cached.readAt < maxCacheAgeMs) return cached.row;
   }
   const { rows } = await db.query<KeyRow>({
@@ -150,10 +164,16 @@ async function findKeyRow(db: Queryable, prefix: string): Promise<KeyRow | undef
     values: [prefix],
   });
   const row = rows[0];
-  // Unknown prefixes are not remembered: anyone can send those, and they would fill the cache.
-  if (cache && token !== undefined && row) {
-    if (cache.size >= maxRememberedKeys) cache.clear();
-    cache.set(prefix, { row, token, readAt: now });
+  if (caches && token !== undefined) {
+    const entry = { row, token, readAt: now };
+    if (row) {
+      if (caches.known.size >= maxRememberedKeys) caches.known.clear();
+      caches.known.set(prefix, entry);
+    } else {
+      caches.unknown.delete(prefix);
+      if (caches.unknown.size >= maxRememberedUnknownPrefixes) caches.unknown.delete(caches.unknown.keys().next().value!);
+      caches.unknown.set(prefix, entry);
+    }
   }
   return row;
 }
