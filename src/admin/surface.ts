@@ -9,6 +9,7 @@ import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
 import { renderAdminError } from './render-error.ts';
 import { registerAuditRoutes } from './routes/audit-routes.ts';
+import { registerDataAccessRoutes } from './routes/data-access-routes.ts';
 import { registerClientRoutes } from './routes/client-routes.ts';
 import { registerConnectivityRoutes } from './routes/connectivity-routes.ts';
 import { registerKeyRoutes } from './routes/key-routes.ts';
@@ -49,6 +50,7 @@ export const adminSurface: HttpSurface = {
       await registerMessageRoutes(scope, services);
       await registerConnectivityRoutes(scope, services);
       await registerAuditRoutes(scope, services);
+      await registerDataAccessRoutes(scope, services);
     });
   },
 };

@@ -6,6 +6,7 @@ import { createOrigin } from '../platform/http/origin.ts';
 import type { Services } from '../platform/services.ts';
 import { migrate } from '../storage/migrations.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../storage/planner-statistics.ts';
+import { startDataAccessRetention, type DataAccessRetention } from './data-access-retention.ts';
 import { ensureInitialAdmin } from './first-run.ts';
 import { openDatabase, type OpenedDatabase } from './open-database.ts';
 import { acquireServiceLock } from './service-lock.ts';
@@ -32,12 +33,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger, catalo
   const lock = acquireServiceLock(config.dataDir);
   let opened: OpenedDatabase | undefined;
   let statistics: PlannerStatistics | undefined;
+  let retention: DataAccessRetention | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
     await Promise.allSettled(listeners.map(({ listener }) => listener.close()));
     await Promise.allSettled(origins.map((origin) => origin.close()));
     await statistics?.stop();
+    await retention?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
     lock.release();
   };
@@ -47,6 +50,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger, catalo
     logger.info({ applied: report.applied, database: opened.kind }, 'database ready');
     await ensureInitialAdmin(opened.database, config.dataDir, logger);
     const storageLogger = logger.child({ component: 'storage' });
+    retention = startDataAccessRetention(opened.database, logger.child({ component: 'data-access-log' }));
     statistics = startPlannerStatistics(opened.database, { log: (level, details, message) => storageLogger[level](details, message) });
     // The FHIR definitions take seconds to index and block the event loop while they do: do it
     // once before any listener accepts, not inside the first request or message.

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
+import { adminSurface } from '../../src/admin/surface.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { createUser, type UserRole } from '../../src/domain/users/users.ts';
 import type { Database } from '../../src/storage/database.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { buildTestOrigin } from '../support/http.ts';
 
 export const testPassword = 'correct horse battery staple';
 
@@ -36,4 +40,26 @@ export async function signIn(app: FastifyInstance, email: string, password = tes
 /** A request as the web app sends it: cookie, CSRF token, same origin. */
 export function as(signed: Signed, options: InjectOptions): InjectOptions {
   return { ...options, headers: { cookie: signed.cookie, 'x-csrf-token': signed.csrf, ...(options.headers ?? {}) } };
+}
+
+export interface AdminTestOrigin {
+  db: TestDatabase;
+  app: FastifyInstance;
+  /** A signed-in service administrator. */
+  service: Signed;
+}
+
+/** A database and an admin origin for the test file, made before its tests and dropped after. */
+export function adminOriginForFile(): AdminTestOrigin {
+  const origin = {} as AdminTestOrigin;
+  before(async () => {
+    origin.db = await createTestDatabase();
+    origin.app = await buildTestOrigin(adminSurface, origin.db.database);
+    origin.service = await signIn(origin.app, (await createTestUser(origin.db.database, null, 'service-admin')).email);
+  });
+  after(async () => {
+    await origin.app.close();
+    await origin.db.drop();
+  });
+  return origin;
 }

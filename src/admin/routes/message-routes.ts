@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { getMessage, listMessages, type LoggedMessageSummary } from '../../domain/messages/message-log.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
+import { auditAdminView } from '../data-access-audit.ts';
 import type { Services } from '../../platform/services.ts';
 import { siteForArea } from '../access.ts';
 import { errorResponses, messageSummarySchema, uuidParam } from './schemas.ts';
@@ -60,6 +61,7 @@ export async function registerMessageRoutes(app: FastifyInstance, services: Serv
     async (request: FastifyRequest<{ Params: { siteId: string }; Querystring: { limit?: number; before?: string } }>) => {
       const { context } = await siteForArea(database, request, request.params.siteId, 'messages');
       const page = await listMessages(database, context, { limit: request.query.limit ?? 50, ...(request.query.before ? { before: request.query.before } : {}) });
+      auditAdminView(database, request, context.siteId, { interaction: 'search', resourceType: 'Message', resourceIds: page.messages.map((message) => message.id), patientIds: [] });
       return { messages: page.messages.map(summaryView), ...(page.nextBefore ? { next_before: page.nextBefore } : {}) };
     },
   );
@@ -81,6 +83,7 @@ export async function registerMessageRoutes(app: FastifyInstance, services: Serv
       const { context } = await siteForArea(database, request, request.params.siteId, 'messages');
       const message = await getMessage(database, context, request.params.messageId);
       if (!message) throw new HttpProblem(404, 'not-found', 'no such message in this site');
+      auditAdminView(database, request, context.siteId, { interaction: 'view', resourceType: 'Message', resourceIds: [message.id], patientIds: [] });
       return { ...summaryView(message), raw: displayRaw(message.raw), raw_size: message.raw.length, ack: displayRaw(Buffer.from(message.ackText, 'utf8')) };
     },
   );

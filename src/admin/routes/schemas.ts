@@ -61,6 +61,7 @@ export const siteSchema = {
     patient_put_creates: { type: 'boolean' },
     mllp_allow_any_ip: { type: 'boolean' },
     time_zone: nullableStr,
+    data_access_retention_days: { type: 'integer' },
     created_at: dateTime,
     updated_at: dateTime,
   },

@@ -16,6 +16,7 @@ const siteFields = {
   patient_put_creates: { type: 'boolean', description: 'FHIR PUT /Patient/{id} with a body without id creates a patient' },
   mllp_allow_any_ip: { type: 'boolean', description: 'integration clients may list "*" as an allowed IP (only a service admin changes it)' },
   time_zone: timeZoneField('the site\'s senders (an integration client\'s own zone overrides it)'),
+  data_access_retention_days: { type: 'integer', minimum: 1, maximum: 36500, description: 'days the data access log keeps its rows (default 2190, six years; only a service admin changes it)' },
 } as const;
 
 interface SiteBody {
@@ -24,6 +25,7 @@ interface SiteBody {
   patient_put_creates?: boolean;
   mllp_allow_any_ip?: boolean;
   time_zone?: string | null;
+  data_access_retention_days?: number;
 }
 
 export async function registerSiteRoutes(app: FastifyInstance, services: Services): Promise<void> {
@@ -62,6 +64,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
             ...(body.patient_put_creates !== undefined ? { patientPutCreates: body.patient_put_creates } : {}),
             ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
             ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
+            ...(body.data_access_retention_days !== undefined ? { dataAccessRetentionDays: body.data_access_retention_days } : {}),
           },
           actorOf(request),
         ),
@@ -99,6 +102,10 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
       if (body.mllp_allow_any_ip !== undefined && body.mllp_allow_any_ip !== site.policies.mllpAllowAnyIp && sessionOf(request).user.role !== 'service-admin') {
         throw new HttpProblem(403, 'forbidden', 'only a service administrator changes the "any IP" policy for integration clients');
       }
+      // A site's own administrators must not be able to shorten the record of their own reads.
+      if (body.data_access_retention_days !== undefined && body.data_access_retention_days !== site.dataAccessRetentionDays && sessionOf(request).user.role !== 'service-admin') {
+        throw new HttpProblem(403, 'forbidden', 'only a service administrator changes how long the data access log is kept');
+      }
       const updated = await database.transaction((tx) =>
         updateSite(
           tx,
@@ -109,6 +116,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
             ...(body.patient_put_creates !== undefined ? { patientPutCreates: body.patient_put_creates } : {}),
             ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
             ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
+            ...(body.data_access_retention_days !== undefined ? { dataAccessRetentionDays: body.data_access_retention_days } : {}),
           },
           actorOf(request),
         ),

@@ -12,6 +12,7 @@ export function siteView(site: Site) {
     patient_put_creates: site.policies.patientPutCreates,
     mllp_allow_any_ip: site.policies.mllpAllowAnyIp,
     time_zone: site.timeZone,
+    data_access_retention_days: site.dataAccessRetentionDays,
     created_at: site.createdAt,
     updated_at: site.updatedAt,
   };

@@ -4,6 +4,7 @@ import type { ProcedureStep } from '../../domain/imaging/procedure-steps.ts';
 import type { ImagingReport } from '../../domain/imaging/report-queries.ts';
 import { getStudy, listWorklist, maxWorklistPageSize, type WorklistFilter, type WorklistStudy } from '../../domain/imaging/worklist.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
+import { auditAdminView } from '../data-access-audit.ts';
 import type { Services } from '../../platform/services.ts';
 import type { Queryable } from '../../storage/database.ts';
 import { siteForArea } from '../access.ts';
@@ -125,6 +126,7 @@ export async function registerWorklistRoutes(app: FastifyInstance, services: Ser
         ...(q.report_status ? { reportStatus: q.report_status as WorklistFilter['reportStatus'] } : {}),
       };
       const page = await listWorklist(database, context, filter);
+      auditAdminView(database, request, context.siteId, { interaction: 'search', resourceType: 'Study', resourceIds: page.studies.map((study) => study.studyInstanceUid), patientIds: page.studies.map((study) => study.patientId) });
       return { studies: page.studies.map(studyView), total: page.total };
     },
   );
@@ -183,6 +185,7 @@ export async function registerWorklistRoutes(app: FastifyInstance, services: Ser
       const { site, context } = await siteForArea(database, request, request.params.siteId, 'worklist');
       const study = await getStudy(database, context, request.params.studyUid);
       if (!study) throw new HttpProblem(404, 'not-found', 'no such study in this site');
+      auditAdminView(database, request, site.id, { interaction: 'view', resourceType: 'Study', resourceIds: [study.studyInstanceUid], patientIds: [study.patientId] });
       const emails = await siteUserEmails(database, site.id, study.reports.map((r) => r.authorUserId));
       return {
         ...studyView(study),

@@ -1,4 +1,5 @@
 import type { CommandDefinition } from '../command.ts';
+import { auditCommand } from './audit.ts';
 import { clientCommand } from './client.ts';
 import { keyCommand } from './key.ts';
 import { migrateCommand } from './migrate.ts';
@@ -57,6 +58,15 @@ export const commands: Record<string, CommandDefinition> = {
     actions: ['create'],
     values: ['site', 'study', 'text', 'status', 'author'],
     run: reportCommand,
+  },
+  audit: {
+    usage: [
+      'audit list --site SITE [--patient ID] [--user USER] [--key KEY] [--since T] [--until T] [--limit N] [--before CURSOR]',
+      'audit purge [--site SITE]   drop data access records older than each site\'s retention',
+    ],
+    actions: ['list', 'purge'],
+    values: ['site', 'patient', 'user', 'key', 'since', 'until', 'limit', 'before'],
+    run: auditCommand,
   },
   messages: {
     usage: ['messages list --site SITE [--limit N] [--before CURSOR]'],

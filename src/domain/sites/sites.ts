@@ -15,6 +15,8 @@ export interface Site {
   policies: SitePolicies;
   /** IANA time zone name, or null (see SiteContext.timeZone). */
   timeZone: string | null;
+  /** Days the data access log keeps its rows (src/domain/audit/data-access-log.ts). */
+  dataAccessRetentionDays: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -26,11 +28,12 @@ export interface SiteRow {
   patient_put_creates: boolean;
   mllp_allow_any_ip: boolean;
   time_zone: string | null;
+  data_access_retention_days: number;
   created_at: Date;
   updated_at: Date;
 }
 
-const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, created_at, updated_at';
+const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, created_at, updated_at';
 
 /** The site columns, qualified by a table alias, for queries that join the site to something else. */
 export function siteColumns(alias: string): string {
@@ -44,6 +47,7 @@ export function toSite(row: SiteRow): Site {
     aeTitle: row.ae_title,
     policies: { patientPutCreates: row.patient_put_creates, mllpAllowAnyIp: row.mllp_allow_any_ip },
     timeZone: row.time_zone,
+    dataAccessRetentionDays: row.data_access_retention_days,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -68,6 +72,13 @@ function translateUniqueViolation(error: unknown): never {
   throw error;
 }
 
+function validRetentionDays(days: number): number {
+  if (!Number.isInteger(days) || days < 1 || days > 36_500) {
+    throw new DomainError('invalid', 'the data access log retention must be 1 to 36500 days', [{ message: 'must be 1 to 36500 days', location: 'data_access_retention_days' }]);
+  }
+  return days;
+}
+
 export interface CreateSiteInput {
   name: string;
   aeTitle: string;
@@ -75,6 +86,7 @@ export interface CreateSiteInput {
   mllpAllowAnyIp?: boolean;
   /** IANA time zone name; blank or absent: none. */
   timeZone?: string | null;
+  dataAccessRetentionDays?: number;
 }
 
 export async function createSite(db: Queryable, input: CreateSiteInput, actor: Actor): Promise<Site> {
@@ -83,8 +95,9 @@ export async function createSite(db: Queryable, input: CreateSiteInput, actor: A
   const timeZone = optionalTimeZone(input.timeZone);
   try {
     const { rows } = await db.query<SiteRow>(
-      `INSERT INTO site (id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
-      [randomUUID(), name, aeTitle, input.patientPutCreates ?? false, input.mllpAllowAnyIp ?? false, timeZone],
+      `INSERT INTO site (id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days)
+       VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 2190)) RETURNING ${columns}`,
+      [randomUUID(), name, aeTitle, input.patientPutCreates ?? false, input.mllpAllowAnyIp ?? false, timeZone, input.dataAccessRetentionDays === undefined ? null : validRetentionDays(input.dataAccessRetentionDays)],
     );
     const site = toSite(rows[0]!);
     await recordAudit(db, { siteId: site.id, actor, action: 'site.created', targetType: 'site', targetId: site.id, details: { name, aeTitle, timeZone } });
@@ -101,6 +114,7 @@ export interface UpdateSiteInput {
   mllpAllowAnyIp?: boolean;
   /** IANA time zone name; blank or null removes the setting. */
   timeZone?: string | null;
+  dataAccessRetentionDays?: number;
 }
 
 export async function updateSite(db: Queryable, siteId: string, input: UpdateSiteInput, actor: Actor): Promise<Site> {
@@ -111,9 +125,17 @@ export async function updateSite(db: Queryable, siteId: string, input: UpdateSit
   const timeZone = input.timeZone === undefined ? current.timeZone : optionalTimeZone(input.timeZone);
   try {
     const { rows } = await db.query<SiteRow>(
-      `UPDATE site SET name = $2, ae_title = $3, patient_put_creates = $4, mllp_allow_any_ip = $5, time_zone = $6, updated_at = now()
+      `UPDATE site SET name = $2, ae_title = $3, patient_put_creates = $4, mllp_allow_any_ip = $5, time_zone = $6, data_access_retention_days = $7, updated_at = now()
        WHERE id = $1 RETURNING ${columns}`,
-      [siteId, name, aeTitle, input.patientPutCreates ?? current.policies.patientPutCreates, input.mllpAllowAnyIp ?? current.policies.mllpAllowAnyIp, timeZone],
+      [
+        siteId,
+        name,
+        aeTitle,
+        input.patientPutCreates ?? current.policies.patientPutCreates,
+        input.mllpAllowAnyIp ?? current.policies.mllpAllowAnyIp,
+        timeZone,
+        input.dataAccessRetentionDays === undefined ? current.dataAccessRetentionDays : validRetentionDays(input.dataAccessRetentionDays),
+      ],
     );
     const site = toSite(rows[0]!);
     noteCredentialChange(db);

@@ -4,6 +4,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { historyParameters, type FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { baseUrl, etag, sendJson } from '../http/resource-response.ts';
 import { queryString } from '../search/search-bundle.ts';
+import { auditFhirAccess } from './access-audit.ts';
 import { preference, queryPairs, storeFor, type FhirContext } from './fhir-context.ts';
 import { parseHistory } from './history-parameters.ts';
 import { fhirRoute, handlingHeader, idParams, resourceResponses, unsupportedParameterResponse } from './route-options.ts';
@@ -44,6 +45,7 @@ export function registerHistoryRoutes(app: FastifyInstance, context: FhirContext
         ...(parsed.at ? { at: parsed.at } : {}),
       });
       if (!page) throw new DomainError('not-found', `${type}/${id} is not known`);
+      auditFhirAccess(context, request, 'history', type, page.versions);
       const base = baseUrl(request);
       const historyUrl = `${base}/${type}/${id}/_history`;
       const oldest = page.versions[page.versions.length - 1];

@@ -5,6 +5,7 @@ import { DomainError } from '../../domain/errors.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { diagnosticReportOf } from '../diagnostic-report/report-view.ts';
 import { sendResource } from '../http/resource-response.ts';
+import { auditFhirAccess } from './access-audit.ts';
 import { siteOf, storeFor, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, idParams, resourceResponses } from './route-options.ts';
 
@@ -27,6 +28,7 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
     async (request, reply) => {
       const resource = await readCurrent(request, request.params.id);
       if (!resource) throw notFound(request.params.id);
+      auditFhirAccess(context, request, 'read', type, [resource]);
       return sendResource(reply, 200, resource);
     },
   );
@@ -49,6 +51,7 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
         resource = current?.meta?.versionId === vid ? current : undefined;
       }
       if (!resource) throw notFound(id, vid);
+      auditFhirAccess(context, request, 'vread', type, [resource]);
       return sendResource(reply, 200, resource);
     },
   );

@@ -8,6 +8,7 @@ import { baseUrl, sendJson } from '../http/resource-response.ts';
 import { decodePageToken, encodePageToken, type PageState } from '../search/paging-token.ts';
 import { parseSearch } from '../search/parse-search.ts';
 import { queryString, searchsetBundle } from '../search/search-bundle.ts';
+import { auditFhirAccess } from './access-audit.ts';
 import { formPairs, preference, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, handlingHeader, resourceResponses, unsupportedParameterPolicy, unsupportedParameterResponse } from './route-options.ts';
 
@@ -98,6 +99,7 @@ async function search(
     total = parsed.total !== 'none' ? result.total : undefined;
     next = result.next ? { seq: '0', ...result.next } : undefined;
   }
+  auditFhirAccess(context, request, 'search', definition.type, resources, queryString([...parsed.criteria, ...parsed.control]));
   let nextUrl: string | undefined;
   if (next) {
     const nextToken = encodePageToken(await context.pagingSecret(), site.siteId, {
