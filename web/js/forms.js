@@ -168,3 +168,30 @@ function sentence(text) {
   const capital = trimmed[0].toUpperCase() + trimmed.slice(1);
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
+
+/**
+ * A search form of filters: its fields, then "submit" and "Clear" buttons. Submitting calls
+ * `go` with the non-empty values of `names`, each passed through `normalize`.
+ * @param {{ label: string, submit: string, names: string[], fields: Node[], go: (values: Record<string, string>) => void, normalize?: (name: string, value: string) => string }} spec
+ */
+export function filterForm(spec) {
+  const form = h('form', { class: 'filters', 'aria-label': spec.label, role: 'search' },
+    ...spec.fields,
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', class: 'primary' }, spec.submit),
+      h('button', { type: 'button', onclick: () => spec.go({}) }, 'Clear'),
+    ),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const data = new FormData(/** @type {HTMLFormElement} */ (form));
+    /** @type {Record<string, string>} */
+    const next = {};
+    for (const name of spec.names) {
+      const value = String(data.get(name) ?? '').trim();
+      if (value) next[name] = spec.normalize ? spec.normalize(name, value) : value;
+    }
+    spec.go(next);
+  });
+  return form;
+}

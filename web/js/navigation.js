@@ -37,6 +37,7 @@ const siteLinks = [
   ['/messages', 'Messages', 'messages'],
   ['/connectivity', 'Connectivity', 'connectivity'],
   ['/audit', 'Audit', 'audit'],
+  ['/data-access', 'Data access', 'audit'],
 ];
 
 /** @param {{ role: string }} user @param {any} site @param {string} path */

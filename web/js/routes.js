@@ -1,6 +1,7 @@
 // @ts-check
 import { accountPage } from './pages/account.js';
 import { auditPage } from './pages/audit.js';
+import { dataAccessPage } from './pages/data-access.js';
 import { clientsPage } from './pages/clients.js';
 import { connectivityPage } from './pages/connectivity.js';
 import { keysPage } from './pages/keys.js';
@@ -34,4 +35,5 @@ export const routes = [
   { path: '/sites/:siteId/messages/:messageId', area: 'messages', page: messagePage },
   { path: '/sites/:siteId/connectivity', area: 'connectivity', page: connectivityPage },
   { path: '/sites/:siteId/audit', area: 'audit', page: auditPage },
+  { path: '/sites/:siteId/data-access', area: 'audit', page: dataAccessPage },
 ];

@@ -1,7 +1,7 @@
 // @ts-check
 import { get, query } from '../api.js';
 import { badge, formatDate, h } from '../dom.js';
-import { field } from '../forms.js';
+import { field, filterForm } from '../forms.js';
 import { emptyState, table } from '../widgets.js';
 
 const pageSize = 25;
@@ -20,28 +20,20 @@ export async function worklistPage(context) {
   const base = `/sites/${siteId}/worklist`;
   const go = (/** @type {Record<string, string | number>} */ params) => context.navigate(`${base}${query(params)}`);
 
-  const filterForm = h('form', { class: 'filters', 'aria-label': 'Filter the worklist', role: 'search' },
-    field({ label: 'Study date from', name: 'from', type: 'date', value: filters.from }),
-    field({ label: 'Study date to', name: 'to', type: 'date', value: filters.to }),
-    field({ label: 'Modality (CT, MR…)', name: 'modality', value: filters.modality, attrs: { maxlength: 16, size: 6 } }),
-    field({ label: 'Patient name or ID', name: 'patient', value: filters.patient, attrs: { maxlength: 200 } }),
-    field({ label: 'Procedure step', name: 'step_status', value: filters.step_status, options: [['', 'Any'], ['IN PROGRESS', 'In progress'], ['COMPLETED', 'Completed'], ['DISCONTINUED', 'Discontinued'], ['none', 'None recorded']] }),
-    field({ label: 'Report', name: 'report_status', value: filters.report_status, options: [['', 'Any'], ['none', 'Not reported'], ['draft', 'Draft'], ['completed', 'Completed']] }),
-    h('div', { class: 'actions' },
-      h('button', { type: 'submit', class: 'primary' }, 'Apply filters'),
-      h('button', { type: 'button', onclick: () => go({}) }, 'Clear'),
-    ),
-  );
-  filterForm.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const data = new FormData(/** @type {HTMLFormElement} */ (filterForm));
-    /** @type {Record<string, string>} */
-    const next = {};
-    for (const name of filterNames) {
-      const value = String(data.get(name) ?? '').trim();
-      if (value) next[name] = name === 'modality' ? value.toUpperCase() : value;
-    }
-    go(next);
+  const form = filterForm({
+    label: 'Filter the worklist',
+    submit: 'Apply filters',
+    names: filterNames,
+    fields: [
+      field({ label: 'Study date from', name: 'from', type: 'date', value: filters.from }),
+      field({ label: 'Study date to', name: 'to', type: 'date', value: filters.to }),
+      field({ label: 'Modality (CT, MR…)', name: 'modality', value: filters.modality, attrs: { maxlength: 16, size: 6 } }),
+      field({ label: 'Patient name or ID', name: 'patient', value: filters.patient, attrs: { maxlength: 200 } }),
+      field({ label: 'Procedure step', name: 'step_status', value: filters.step_status, options: [['', 'Any'], ['IN PROGRESS', 'In progress'], ['COMPLETED', 'Completed'], ['DISCONTINUED', 'Discontinued'], ['none', 'None recorded']] }),
+      field({ label: 'Report', name: 'report_status', value: filters.report_status, options: [['', 'Any'], ['none', 'Not reported'], ['draft', 'Draft'], ['completed', 'Completed']] }),
+    ],
+    go,
+    normalize: (name, value) => (name === 'modality' ? value.toUpperCase() : value),
   });
 
   let result;
@@ -57,9 +49,9 @@ export async function worklistPage(context) {
     // Show a filter problem next to its field instead of failing the page.
     setTimeout(() => {
       for (const problem of failure.fields ?? []) {
-        const slot = filterForm.querySelector(`[data-error-for="${problem.field}"]`);
+        const slot = form.querySelector(`[data-error-for="${problem.field}"]`);
         if (slot) slot.textContent = problem.message;
-        filterForm.querySelector(`[name="${problem.field}"]`)?.setAttribute('aria-invalid', 'true');
+        form.querySelector(`[name="${problem.field}"]`)?.setAttribute('aria-invalid', 'true');
       }
     }, 0);
   }
@@ -92,7 +84,7 @@ export async function worklistPage(context) {
     title: 'Worklist',
     body: [
       h('h1', null, 'Worklist'),
-      filterForm,
+      form,
       table({ caption: 'Studies', columns: ['Study date', 'Patient', 'Description', 'Modality', 'Series / images', 'Procedure step', 'Report'], rows, empty }),
       result.total > 0 ? pager : null,
     ],
