@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { pino } from 'pino';
-import { dataAccessRecorder } from '../../src/domain/audit/data-access.ts';
+import { dataAccessRecorder, maxWaitingRecords } from '../../src/domain/audit/data-access.ts';
 import { listDataAccess } from '../../src/domain/audit/data-access-log.ts';
 import { fhirSurface } from '../../src/fhir/surface.ts';
 import { createOrigin } from '../../src/platform/http/origin.ts';
@@ -109,4 +110,29 @@ test('when the log cannot be written the answer still goes out, and the access i
   assert.ok(line, 'the failed record is in the process log');
   assert.match(line.msg, /data access log write failed/);
   assert.equal(line.dataAccess!.key_id, (await keyIdentity(client.site.siteId)).keyId);
+});
+
+test('past the bound of records waiting to be written, reads fail closed with 503 until the backlog drains', async () => {
+  const client = await fhirClient(app, db.database);
+  const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody('AUD-B-1') })).json();
+  // Another session holds the table: writes wait, records pile up.
+  const blocker = new pg.Client({ connectionString: db.connectionString });
+  await blocker.connect();
+  await blocker.query('BEGIN');
+  await blocker.query('LOCK TABLE data_access_audit IN ACCESS EXCLUSIVE MODE');
+  try {
+    const recorder = dataAccessRecorder(db.database);
+    const quiet = { error() {} };
+    const filler = { siteId: client.site.siteId, occurredAt: new Date(), userId: null, keyId: null, remoteAddress: null, surface: 'fhir' as const, interaction: 'read' as const, resourceType: 'Patient', resourceIds: [], patientIds: [] };
+    for (let i = 0; i < maxWaitingRecords; i++) recorder.record(filler, quiet);
+    const refused = await client.request('GET', `/fhir/Patient/${patient.id}`);
+    assert.equal(refused.statusCode, 503);
+    assert.equal(refused.json().resourceType, 'OperationOutcome');
+    assert.doesNotMatch(refused.body, /AUD-B-1/, 'no clinical data in the refusal');
+  } finally {
+    await blocker.query('ROLLBACK');
+    await blocker.end();
+  }
+  await settled();
+  assert.equal((await client.request('GET', `/fhir/Patient/${patient.id}`)).statusCode, 200);
 });

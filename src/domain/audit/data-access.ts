@@ -42,7 +42,7 @@ export interface AccessLogSink {
 export const maxIdsPerRecord = 200;
 const maxQueryLength = 2_000;
 /** Records of one process waiting to be written before reads fail closed. */
-export const maxWaitingRecords = 10_000;
+export const maxWaitingRecords = 50_000;
 
 interface QueuedAccess {
   access: DataAccess;
