@@ -75,3 +75,47 @@ test('a site administrator filters the data access log by patient and sees who r
   assert.deepEqual(console.errors, []);
   await context.close();
 });
+
+/** The saved value, waited for (at most 10 s) until it differs from the default. */
+async function retentionOf(siteId: string): Promise<number> {
+  for (let i = 0; ; i++) {
+    const { rows } = await db.database.query<{ days: number }>('SELECT data_access_retention_days AS days FROM site WHERE id = $1', [siteId]);
+    if (rows[0]!.days !== 2190 || i >= 100) return rows[0]!.days;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test('a service administrator sets the site\'s data access retention on its overview; a site administrator only reads it', { timeout: 120_000 }, async () => {
+  const site = await createTestSite(db.database);
+  const serviceAdmin = await createTestUser(db.database, null, 'service-admin');
+  const siteAdmin = await createTestUser(db.database, site, 'site-admin');
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const console = watchConsole(page);
+  const signIn = async (email: string) => {
+    await page.goto(`${adminUrl}/`);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(testPassword);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText(email).first().waitFor();
+  };
+  await signIn(serviceAdmin.email);
+  await page.goto(`${adminUrl}/#/sites/${site.siteId}`);
+  const retention = page.getByLabel('Data access log retention (days)');
+  await retention.waitFor();
+  assert.equal(await retention.inputValue(), '2190');
+  await retention.fill('400');
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByText(/last changed/).waitFor();
+  assert.equal(await retentionOf(site.siteId), 400);
+  await page.getByRole('button', { name: 'Sign out' }).or(page.getByRole('link', { name: 'Sign out' })).click();
+  await signIn(siteAdmin.email);
+  await page.goto(`${adminUrl}/#/sites/${site.siteId}`);
+  await page.getByText('The data access log is kept 400 days: a service administrator sets this.').waitFor();
+  assert.equal(await page.getByLabel('Data access log retention (days)').count(), 0);
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByText(/last changed/).waitFor();
+  assert.equal(await retentionOf(site.siteId), 400, 'saving the other settings keeps it');
+  assert.deepEqual(console.errors, []);
+  await context.close();
+});

@@ -41,6 +41,10 @@ export async function siteOverviewPage(context) {
         ? checkbox({ label: 'Integration clients may allow any IP (*)', name: 'mllp_allow_any_ip', checked: site.mllp_allow_any_ip, hint: 'Leave off unless the network in front of the service restricts senders.' })
         : h('p', { class: 'hint' }, `Integration clients ${site.mllp_allow_any_ip ? 'may' : 'may not'} allow any IP (*): a service administrator sets this.`),
       timeZoneField({ label: 'Time zone', value: site.time_zone, hint: siteTimeZoneHint }),
+      // How long the record of reads is kept must not be the readers' own choice.
+      serviceAdmin
+        ? field({ label: 'Data access log retention (days)', name: 'data_access_retention_days', type: 'number', required: true, value: String(site.data_access_retention_days), hint: 'Who read which patient\'s data is kept this long (2190 days: six years).', attrs: { min: 1, max: 36500, step: 1 } })
+        : h('p', { class: 'hint' }, `The data access log is kept ${site.data_access_retention_days} days: a service administrator sets this.`),
     ],
     action: async (values) => {
       const problem = timeZoneProblem(values.time_zone);
@@ -49,7 +53,7 @@ export async function siteOverviewPage(context) {
         name: values.name,
         ae_title: values.ae_title,
         patient_put_creates: values.patient_put_creates,
-        ...(serviceAdmin ? { mllp_allow_any_ip: values.mllp_allow_any_ip } : {}),
+        ...(serviceAdmin ? { mllp_allow_any_ip: values.mllp_allow_any_ip, data_access_retention_days: Number(values.data_access_retention_days) } : {}),
         time_zone: values.time_zone.trim() || null,
       });
       context.forgetSites();
