@@ -141,6 +141,21 @@ test('concurrent guesses are counted before their passwords are checked: no more
   assert.equal(refused, 30 - accountAddressFailureLimit);
 });
 
+test('a flood of sign-ins beyond the hashing bound is answered 503 with Retry-After at once, not queued', async () => {
+  const flood = await Promise.all(
+    Array.from({ length: 60 }, (_, i) =>
+      app.inject({ method: 'POST', url: '/api/session', payload: { email: `flood-${i}@example.test`, password: 'flood flood flood' }, remoteAddress: `198.18.100.${i + 1}` }),
+    ),
+  );
+  const busy = flood.filter((response) => response.statusCode === 503);
+  assert.ok(busy.length > 0, 'some sign-ins were refused as busy');
+  for (const response of busy) {
+    assert.equal(response.json().error.code, 'busy');
+    assert.equal(response.headers['retry-after'], '1');
+  }
+  assert.deepEqual([...new Set(flood.map((response) => response.statusCode))].sort(), [401, 503]);
+});
+
 test('failed sign-ins and the lockout are logged in the audit log with the account and the address, never the password', async () => {
   const site = await createTestSite(db.database);
   const user = await createTestUser(db.database, site, 'clinician');
