@@ -1,27 +1,21 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { fixtureFiles, readFixture } from '../../test/support/fixtures.ts';
 import { storeStream } from '../clients/dicom-pdu.ts';
-import { datasetOffset, fixturesDir } from '../samples/dicom-instances.ts';
+import { datasetOffset } from '../samples/dicom-instances.ts';
 import { admitMessage, resultMessage } from '../samples/hl7-messages.ts';
 
 /**
- * Seeds of the fuzz campaign, every one derived from the shared fixtures (byte-exact public
- * samples) or synthesised in the shape the surfaces accept, so that mutations start from inputs
- * that reach deep into each parser.
+ * Seeds of the fuzz campaign, every one derived from the fixtures in test/fixtures (byte-exact
+ * public samples) or synthesised in the shape the surfaces accept, so that mutations start from
+ * inputs that reach deep into each parser.
  */
-function filesUnder(dir: string, extension: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && e.name.endsWith(extension))
-    .map((e) => join(e.parentPath, e.name))
-    .sort();
-}
 
 const sender = { sendingApplication: 'FUZZ_APP', sendingFacility: 'FUZZ_FAC' };
 
 export function hl7v2Seeds(): Buffer[] {
   return [
-    ...filesUnder(join(fixturesDir, 'hl7v2'), '.hl7').map((f) => readFileSync(f)),
-    ...filesUnder(join(fixturesDir, 'hl7v3'), '.hl7').map((f) => readFileSync(f)),
+    ...fixtureFiles('hl7v2', '.hl7').map((f) => readFileSync(f)),
+    ...fixtureFiles('hl7v3', '.hl7').map((f) => readFileSync(f)),
     Buffer.from(admitMessage(sender, 'SEED1', 'MRN-SEED-1')),
     Buffer.from(resultMessage(sender, 'SEED2', 'MRN-SEED-1', 5.4)),
   ];
@@ -38,7 +32,7 @@ export function mllpSeeds(): Buffer[] {
 }
 
 export function hl7v3Seeds(): Buffer[] {
-  return filesUnder(join(fixturesDir, 'hl7v3'), '.xml').map((f) => readFileSync(f));
+  return fixtureFiles('hl7v3', '.xml').map((f) => readFileSync(f));
 }
 
 const patientId = '3f2a1c4e-0b5d-4e6f-8a7b-9c0d1e2f3a4b';
@@ -88,7 +82,7 @@ interface IndexRow {
 }
 
 function dicomIndex(): IndexRow[] {
-  const [header, ...rows] = readFileSync(join(fixturesDir, 'dicom', 'dicom-index.tsv'), 'utf8').trim().split('\n');
+  const [header, ...rows] = readFixture('dicom/dicom-index.tsv').toString('utf8').trim().split('\n');
   const columns = header!.split('\t');
   const at = (name: string) => columns.indexOf(name);
   return rows.map((line) => {
@@ -120,7 +114,7 @@ export interface DatasetSeed {
 
 export function dicomDatasetSeeds(): DatasetSeed[] {
   return dicomIndex().map((row) => {
-    const file = readFileSync(join(fixturesDir, 'dicom', row.file));
+    const file = readFixture(`dicom/${row.file}`);
     return { file: row.file, bytes: file.subarray(datasetOffset(file)), transferSyntaxUid: row.transferSyntaxUid, sopClassUid: row.sopClassUid, sopInstanceUid: row.sopInstanceUid };
   });
 }

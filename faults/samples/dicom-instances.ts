@@ -1,7 +1,8 @@
 import { createHash, randomInt } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
+import { readFixture } from '../../test/support/fixtures.ts';
 
 /** The slice of dcmjs used here (the package ships no type declarations). */
 interface DicomElement {
@@ -14,8 +15,6 @@ interface DicomDict {
   write(): ArrayBuffer;
 }
 const dcmjs = createRequire(import.meta.url)('dcmjs') as { data: { DicomMessage: { readFile(buffer: ArrayBuffer): DicomDict } } };
-
-export const fixturesDir = '/work/shared/fixtures';
 
 /** One generated Part-10 file and what the service must end up holding for it. */
 export interface GeneratedInstance {
@@ -54,7 +53,7 @@ export function datasetSha256(file: Buffer): string {
  * hash recorded is that of the bytes actually sent.
  */
 export function generateInstance(dir: string, options: { fixture?: string; patientId: string; studyInstanceUid?: string; seriesInstanceUid?: string }): GeneratedInstance {
-  const source = readFileSync(join(fixturesDir, 'dicom', options.fixture ?? 'MR_small.dcm'));
+  const source = readFixture(`dicom/${options.fixture ?? 'MR_small.dcm'}`);
   const dicom = dcmjs.data.DicomMessage.readFile(source.buffer.slice(source.byteOffset, source.byteOffset + source.byteLength) as ArrayBuffer);
   const sopInstanceUid = newUid();
   const studyInstanceUid = options.studyInstanceUid ?? newUid();

@@ -3,12 +3,11 @@
 // MLLP and DICOM with what the pages showed; a clinician reports a study that FHIR then serves.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
@@ -20,13 +19,11 @@ import { createOrigin } from '../../src/platform/http/origin.ts';
 import type { Services } from '../../src/platform/services.ts';
 import { ensureInitialAdmin, initialAdminEmail } from '../../src/server/first-run.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { fixturePath } from '../support/fixtures.ts';
 import { testServices } from '../support/http.ts';
 import { accessibilityViolations, fitsWidth, launchChromium, screenshot as capture, watchConsole } from './browser-support.ts';
 
 const run = promisify(execFile);
-// shared/ sits beside the repository (CI clones it so); the fixtures README describes the files.
-const besideRepository = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
-const fixtures = existsSync(besideRepository) ? besideRepository : '/work/shared/fixtures';
 
 let db: TestDatabase;
 let services: Services;
@@ -239,7 +236,7 @@ test('a new operator sets up a site end to end from the browser; a clinician rep
   const host = /Host: (.+)/.exec(settings!)![1]!;
   const port = /Port: (\d+)/.exec(settings!)![1]!;
   assert.equal(called, 'NORTHFIELD');
-  await run('storescu', ['-aet', 'CT_SCANNER', '-aec', called, host, port, join(fixtures, 'dicom/CT_small.dcm')], { timeout: 60_000 });
+  await run('storescu', ['-aet', 'CT_SCANNER', '-aec', called, host, port, fixturePath('dicom/CT_small.dcm')], { timeout: 60_000 });
 
   // 8. The audit log shows what the operator did.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit', exact: true }).click();

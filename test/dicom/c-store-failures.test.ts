@@ -11,7 +11,7 @@ import pg from 'pg';
 import { startDicomListener } from '../../src/dicom/listener.ts';
 import { Database } from '../../src/storage/database.ts';
 import { createTestSite } from '../support/sites.ts';
-import { datasetOf, exists, fixturesDir, listFiles, transferFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { datasetOf, exists, dicomFixture, listFiles, transferFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 import { abortRequest, associate, commandSet, cStoreRequest, pData, statusOf, type RawPeer } from './support/raw-peer.ts';
 
 const run = promisify(execFile);
@@ -23,7 +23,7 @@ let harness: DicomHarness;
 let ctDataset: Buffer;
 before(async () => {
   harness = await startHarness();
-  ctDataset = datasetOf(await readFile(join(fixturesDir, 'CT_small.dcm')));
+  ctDataset = datasetOf(await readFile(dicomFixture('CT_small.dcm')));
 });
 after(() => harness.stop());
 
@@ -132,7 +132,7 @@ test('C-STORE without a dataset is refused with 0xC000; an unsupported operation
 
 test('a re-sent identical instance succeeds without a duplicate; different bytes under the same UID are refused (0x0111) and the first is kept', async () => {
   const site = await createTestSite(harness.db.database);
-  const mr = join(fixturesDir, 'MR_small.dcm');
+  const mr = dicomFixture('MR_small.dcm');
   const first = await storescu(harness.listener.port, site.aeTitle, [mr, mr], ['-v', '-xe']);
   assert.equal(first.code, 0, first.stderr);
   assert.equal(first.stderr.match(/Received Store Response \(Success\)/g)?.length, 2);
@@ -141,7 +141,7 @@ test('a re-sent identical instance succeeds without a duplicate; different bytes
   const kept = createHash('sha256').update(await readFile(files[0]!)).digest('hex');
 
   // The same SOP Instance UID in implicit VR: other bytes, so refused under the keep-first policy.
-  const other = await storescu(harness.listener.port, site.aeTitle, [join(fixturesDir, 'MR_small_implicit.dcm')], ['-v', '-xi']);
+  const other = await storescu(harness.listener.port, site.aeTitle, [dicomFixture('MR_small_implicit.dcm')], ['-v', '-xi']);
   assert.match(other.stderr, /Received Store Response \(.*0x111/i);
   assert.equal(await rowsOf(site.siteId), 1);
   assert.deepEqual(await listFiles(join(harness.dataDir, 'dicom', site.siteId)), files);
@@ -206,7 +206,7 @@ test('on start-up, transfers left in the temporary folder by a previous run are 
   await harness.restart();
   assert.equal(await exists(stray), false);
   const site = await createTestSite(harness.db.database);
-  const result = await storescu(harness.listener.port, site.aeTitle, [join(fixturesDir, 'CT_small.dcm')]);
+  const result = await storescu(harness.listener.port, site.aeTitle, [dicomFixture('CT_small.dcm')]);
   assert.equal(result.code, 0, result.stderr);
 });
 

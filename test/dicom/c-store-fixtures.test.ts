@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
 import { startRecordingProxy, type RecordingProxy } from './support/recording-proxy.ts';
-import { datasetOf, dcmtk, dumpElements, fixturesDir, listFiles, transferFiles, metaTransferSyntax, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { datasetOf, dcmtk, dumpElements, dicomFixture, fixturesDir, listFiles, transferFiles, metaTransferSyntax, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 
 // storescu proposes the file's own transfer syntax first with these options, so it sends the
 // dataset as it is in the file (no "Converting transfer syntax").
@@ -50,14 +50,14 @@ async function assertSameContent(stored: string, source: string): Promise<void> 
 
 test('the fixture set covers every transfer syntax storescu can send unchanged', async () => {
   assert.equal(fixtures.length, 16);
-  const syntaxes = new Set(await Promise.all(fixtures.map((name) => metaTransferSyntax(join(fixturesDir, name)))));
+  const syntaxes = new Set(await Promise.all(fixtures.map((name) => metaTransferSyntax(dicomFixture(name)))));
   assert.deepEqual([...syntaxes].sort(), Object.keys(proposeOption).sort());
 });
 
 for (const name of fixtures) {
   test(`C-STORE of ${name} stores the dataset bytes exactly as sent, indexed in the called site`, async () => {
     const site = await createTestSite(harness.db.database);
-    const source = join(fixturesDir, name);
+    const source = dicomFixture(name);
     const syntax = await metaTransferSyntax(source);
     const before = proxy.datasets.length;
     const result = await storescu(proxy.port, site.aeTitle, [source], ['-v', proposeOption[syntax]!]);

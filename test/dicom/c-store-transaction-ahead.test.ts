@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
-import { datasetOf, fixturesDir, startHarness, type DicomHarness } from './support/dicom-harness.ts';
+import { datasetOf, dicomFixture, startHarness, type DicomHarness } from './support/dicom-harness.ts';
 import { associate, cStoreRequest, pData, statusOf } from './support/raw-peer.ts';
 
 const ctClass = '1.2.840.10008.5.1.4.1.1.2';
@@ -34,7 +33,7 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
 
 test('a stalled transfer gives back the connection its index transaction began on, and still stores', async () => {
   const site = await createTestSite(harness.db.database);
-  const dataset = datasetOf(await readFile(join(fixturesDir, 'CT_small.dcm')));
+  const dataset = datasetOf(await readFile(dicomFixture('CT_small.dcm')));
   const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
   peer.write(pData(1, true, true, cStoreRequest(1, ctClass, ctInstance)));
   peer.write(pData(1, false, false, dataset.subarray(0, 10_000)));
@@ -51,7 +50,7 @@ test('a stalled transfer gives back the connection its index transaction began o
 
 test('an association cut during a transfer leaves no connection held', async () => {
   const site = await createTestSite(harness.db.database);
-  const dataset = datasetOf(await readFile(join(fixturesDir, 'CT_small.dcm')));
+  const dataset = datasetOf(await readFile(dicomFixture('CT_small.dcm')));
   const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
   peer.write(pData(1, true, true, cStoreRequest(1, ctClass, ctInstance.replace(/2$/, '3'))));
   peer.write(pData(1, false, false, dataset.subarray(0, 10_000)));

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { startDicomListener } from '../../src/dicom/listener.ts';
 import { StorageLayout } from '../../src/dicom/storage/layout.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { fixturePath } from '../support/fixtures.ts';
 import { testServices } from '../support/http.ts';
 import { createTestSite } from '../support/sites.ts';
 import { placedTransfer } from './support/placed-transfer.ts';
@@ -41,8 +42,7 @@ test('the listener runs that recovery against the index at start: unindexed file
   const services = testServices(db.database);
   const layout = new StorageLayout(services.config.dataDir);
   const first = await startDicomListener(services, { host: '127.0.0.1', port: 0 });
-  const fixture = new URL('../../../shared/fixtures/dicom/MR_small_implicit.dcm', import.meta.url).pathname;
-  await promisify(execFile)('storescu', ['-aec', site.aeTitle, '127.0.0.1', String(first.port), fixture], { env: { ...process.env, TCP_NODELAY: '1' } });
+  await promisify(execFile)('storescu', ['-aec', site.aeTitle, '127.0.0.1', String(first.port), fixturePath('dicom/MR_small_implicit.dcm')], { env: { ...process.env, TCP_NODELAY: '1' } });
   await first.close();
   const { rows } = await db.database.query<{ storage_path: string }>('SELECT storage_path FROM imaging_instance WHERE site_id = $1', [site.siteId]);
   const stored = rows[0]!.storage_path;

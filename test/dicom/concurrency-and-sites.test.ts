@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
-import { fixturesDir, listFiles, transferFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { dicomFixture, listFiles, transferFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 
 // One file per SOP Instance UID (the MR_small variants share one, as do the two SC_rgb files),
 // each with the storescu option that sends it in its own transfer syntax.
@@ -32,14 +32,14 @@ async function countRows(table: string, siteId: string): Promise<number> {
 
 /** storescu sends one file per run with its own proposal option; several runs share an association each. */
 function sendAll(aeTitle: string, files: [string, string][]) {
-  return Promise.all(files.map(([file, option]) => storescu(harness.listener.port, aeTitle, [join(fixturesDir, file)], [option])));
+  return Promise.all(files.map(([file, option]) => storescu(harness.listener.port, aeTitle, [dicomFixture(file)], [option])));
 }
 
 test('4 concurrent associations to 4 sites each store every instance in their own site', async () => {
   const sites = await Promise.all([1, 2, 3, 4].map(() => createTestSite(harness.db.database)));
   // One association per site carrying several instances: the uncompressed files, which storescu
   // can send on the contexts it proposes by default.
-  const files = ['CT_small.dcm', 'MR_small_bigendian.dcm', 'rtdose.dcm', 'rtplan.dcm', 'test-SR.dcm', 'image_dfl.dcm'].map((file) => join(fixturesDir, file));
+  const files = ['CT_small.dcm', 'MR_small_bigendian.dcm', 'rtdose.dcm', 'rtplan.dcm', 'test-SR.dcm', 'image_dfl.dcm'].map(dicomFixture);
   const results = await Promise.all(sites.map((site) => storescu(harness.listener.port, site.aeTitle, files, ['-v'])));
   for (const result of results) {
     assert.equal(result.code, 0, result.stderr);
@@ -63,7 +63,7 @@ test('4 concurrent associations to one site, each with different instances, stor
 
 test('the same instance sent on 4 concurrent associations is stored once, and every sender gets success', async () => {
   const site = await createTestSite(harness.db.database);
-  const file = join(fixturesDir, 'CT_small.dcm');
+  const file = dicomFixture('CT_small.dcm');
   const results = await Promise.all([1, 2, 3, 4].map(() => storescu(harness.listener.port, site.aeTitle, [file], ['-v', '-xe'])));
   for (const result of results) assert.match(result.stderr, /Received Store Response \(Success\)/);
   assert.equal(await countRows('imaging_instance', site.siteId), 1);
@@ -75,7 +75,7 @@ test('the same PatientID in two sites gives two studies linked to two patients, 
   const siteA = await createTestSite(harness.db.database);
   const siteB = await createTestSite(harness.db.database);
   for (const site of [siteA, siteB]) {
-    const result = await storescu(harness.listener.port, site.aeTitle, [join(fixturesDir, 'CT_small.dcm')], ['-xe']);
+    const result = await storescu(harness.listener.port, site.aeTitle, [dicomFixture('CT_small.dcm')], ['-xe']);
     assert.equal(result.code, 0, result.stderr);
   }
   const studies = await Promise.all(

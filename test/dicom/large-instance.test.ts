@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
-import { fixturesDir, listFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { dicomFixture, listFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 import { hashFile, writeSyntheticInstance } from './support/synthetic-instance.ts';
 
 let harness: DicomHarness;
@@ -27,7 +27,7 @@ test('a 300 MB instance is stored intact while the resident memory of the listen
   // Warm-up: the first stored instance loads what indexing needs once for the process (the
   // patient registry loads the FHIR definitions, ~100 MB). The measure is then what one more
   // instance costs, which is what grows with instance size.
-  const warmUp = await storescu(harness.listener.port, site.aeTitle, [join(fixturesDir, 'CT_small.dcm')], ['-xe']);
+  const warmUp = await storescu(harness.listener.port, site.aeTitle, [dicomFixture('CT_small.dcm')], ['-xe']);
   assert.equal(warmUp.code, 0, warmUp.stderr);
 
   // The listener runs in this process: sample its RSS while storescu (a child process) sends.

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
-import { datasetOf, fixturesDir, listFiles, transferFiles, startHarness, type DicomHarness } from './support/dicom-harness.ts';
+import { datasetOf, dicomFixture, listFiles, transferFiles, startHarness, type DicomHarness } from './support/dicom-harness.ts';
 import { associate, cStoreRequest, pData, RawPeer, statusOf } from './support/raw-peer.ts';
 
 const ctClass = '1.2.840.10008.5.1.4.1.1.2';
@@ -17,7 +17,7 @@ after(() => harness.stop());
 
 test('close() stops accepting, lets the store in flight finish, and aborts idle associations', async () => {
   const site = await createTestSite(harness.db.database);
-  const dataset = datasetOf(await readFile(join(fixturesDir, 'CT_small.dcm')));
+  const dataset = datasetOf(await readFile(dicomFixture('CT_small.dcm')));
   const context = { id: 1, abstractSyntax: ctClass, transferSyntaxes: ['1.2.840.10008.1.2.1'] };
   const busy = await associate(harness.listener.port, site.aeTitle, [context]);
   const idle = await associate(harness.listener.port, site.aeTitle, [context]);

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { runCliJson } from '../support/cli.ts';
+import { fixturePath, readFixture } from '../support/fixtures.ts';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 
 const exec = promisify(execFile);
-const fixtures = new URL('../../../shared/fixtures/', import.meta.url);
 
 // The README's first steps, on the embedded database (no CG_DATABASE_URL): the CLI and the
 // running service share it, and what the CLI changes the service sees at once.
@@ -44,7 +44,7 @@ test('site, user and key from the CLI; FHIR, MLLP and DICOM reach the same site;
 
   // HL7 v2 over MLLP from a registered client, sent by an MLLP client nobody here wrote.
   await runCliJson(['client', 'create', '--site', 'Riverside', '--name', 'lab', '--protocol', 'hl7-mllp', '--allowed-ips', '127.0.0.1'], env);
-  const message = readFileSync(new URL('hl7v2/oehf-ipf/A04.hl7', fixtures));
+  const message = readFixture('hl7v2/oehf-ipf/A04.hl7');
   const file = join(env.CG_DATA_DIR!, 'a04.hl7');
   writeFileSync(file, message);
   const sent = await exec('mllp_send', ['--loose', '--file', file, '--port', String(service.ports.mllp), '127.0.0.1']);
@@ -60,7 +60,7 @@ test('site, user and key from the CLI; FHIR, MLLP and DICOM reach the same site;
   const connectivity = await fetch(`http://127.0.0.1:${service.ports.connectivity}/connectivity/dimse`, { headers: { 'x-api-key': key } });
   assert.equal(connectivity.status, 200);
   assert.deepEqual(Object.keys((await connectivity.json()) as object).sort(), ['host', 'port']);
-  await exec('storescu', ['-aec', 'RIVERSIDE', '127.0.0.1', String(service.ports.dicom), new URL('dicom/MR_small_implicit.dcm', fixtures).pathname], { env: { ...process.env, TCP_NODELAY: '1' } });
+  await exec('storescu', ['-aec', 'RIVERSIDE', '127.0.0.1', String(service.ports.dicom), fixturePath('dicom/MR_small_implicit.dcm')], { env: { ...process.env, TCP_NODELAY: '1' } });
   const studies = await runCliJson<{ total: number; studies: { study_uid: string; instances: number; patient_id: string }[] }>(['studies', 'list', '--site', 'Riverside'], env);
   assert.equal(studies.total, 1);
   assert.equal(studies.studies[0]!.instances, 1);

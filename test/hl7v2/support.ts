@@ -1,22 +1,18 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fixturePath, readFixture } from '../support/fixtures.ts';
 
-export const fixturesRoot = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
-
-/** Every HL7 v2 fixture: path relative to the fixtures root, and its bytes. */
+/** Every HL7 v2 fixture: path relative to test/fixtures, and its bytes. */
 export function hl7v2Fixtures(): { name: string; bytes: Buffer }[] {
   const dirs = ['hl7v2/microsoft-FHIR-Converter', 'hl7v2/oehf-ipf', 'hl7v2/LinuxForHealth-hl7v2-fhir-converter', 'hl7v3/ipf/v2'];
   return dirs.flatMap((dir) =>
-    readdirSync(`${fixturesRoot}${dir}`)
+    readdirSync(fixturePath(dir))
       .filter((file) => file.endsWith('.hl7'))
       .sort()
-      .map((file) => ({ name: `${dir}/${file}`, bytes: readFileSync(`${fixturesRoot}${dir}/${file}`) })),
+      .map((file) => ({ name: `${dir}/${file}`, bytes: readFileSync(fixturePath(`${dir}/${file}`)) })),
   );
 }
 
-export function fixture(name: string): Buffer {
-  return readFileSync(`${fixturesRoot}${name}`);
-}
+export const fixture = readFixture;
 
 let counter = 0;
 /** A synthetic message with CR terminators and a unique control id unless one is given. */

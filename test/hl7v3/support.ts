@@ -1,13 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { fixturePath, readFixture } from '../support/fixtures.ts';
 import { attribute, childNamed, childrenNamed, descend, textOf } from '../../src/hl7v3/xml/element.ts';
 import { parseXml } from '../../src/hl7v3/xml/parse.ts';
 
-/** The shared fixtures sit beside the repository (../shared/fixtures). */
-export const v3FixtureDir = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'hl7v3', 'ipf');
+/** The IHE PIX feed samples (HL7 v3, and their HL7 v2 equivalents under v2/) in test/fixtures. */
+export const v3FixtureDir = fixturePath('hl7v3/ipf');
 
 export function v3Fixture(name: string): Buffer {
-  return readFileSync(join(v3FixtureDir, name));
+  return readFixture(`hl7v3/ipf/${name}`);
 }
 
 /** A minimal PRPA_IN201301UV02 with the given patient content. */

@@ -8,8 +8,11 @@ import { loadConfig } from '../../../src/config/env.ts';
 import { startDicomListener, type DicomListener, type DicomListenerOptions } from '../../../src/dicom/listener.ts';
 import type { Services } from '../../../src/platform/services.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-export const fixturesDir = '/work/shared/fixtures/dicom';
+export const fixturesDir = fixturePath('dicom');
+/** A DICOM sample of test/fixtures/dicom, by file name. */
+export const dicomFixture = (name: string): string => fixturePath(`dicom/${name}`);
 const run = promisify(execFile);
 
 export interface DicomHarness {
