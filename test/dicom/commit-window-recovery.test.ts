@@ -42,8 +42,11 @@ test('the listener runs that recovery against the index at start: unindexed file
   const services = testServices(db.database);
   const layout = new StorageLayout(services.config.dataDir);
   const first = await startDicomListener(services, { host: '127.0.0.1', port: 0 });
-  await promisify(execFile)('storescu', ['-aec', site.aeTitle, '127.0.0.1', String(first.port), fixturePath('dicom/MR_small_implicit.dcm')], { env: { ...process.env, TCP_NODELAY: '1' } });
-  await first.close();
+  try {
+    await promisify(execFile)('storescu', ['-aec', site.aeTitle, '127.0.0.1', String(first.port), fixturePath('dicom/MR_small_implicit.dcm')], { env: { ...process.env, TCP_NODELAY: '1' }, timeout: 60_000 });
+  } finally {
+    await first.close();
+  }
   const { rows } = await db.database.query<{ storage_path: string }>('SELECT storage_path FROM imaging_instance WHERE site_id = $1', [site.siteId]);
   const stored = rows[0]!.storage_path;
   // A stored instance whose temporary name outlived its commit (a crash right after COMMIT).
