@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { globSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { openEmbeddedPostgres, type EmbeddedPostgres } from '../src/storage/embedded-postgres.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -36,7 +36,11 @@ let dataDir: string | undefined;
 const env: NodeJS.ProcessEnv = { ...process.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) };
 if (!env.CG_TEST_DATABASE_URL) {
   dataDir = mkdtempSync(join(tmpdir(), 'cg-test-postgres-'));
-  embedded = await openEmbeddedPostgres({ dataDir, log: (message) => process.stderr.write(`${message}\n`) });
+  embedded = await openEmbeddedPostgres({
+    dataDir,
+    log: (message) => process.stderr.write(`${message}\n`),
+    placed: (moved) => process.stdout.write(`embedded PostgreSQL placed where its user can reach it: ${JSON.stringify(moved)}\n`),
+  });
   // Over loopback TCP rather than the server's Unix socket, so that the proxies some tests put
   // between the service and the database are in the path (test/storage/embedded-postgres.test.ts
   // covers the socket).
@@ -142,6 +146,8 @@ await finish();
 async function finish(): Promise<never> {
   await embedded?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  // A data folder placed outside the temporary one (a private TMPDIR, as root) goes with it.
+  if (embedded && dataDir && !embedded.pgdata.startsWith(dataDir)) rmSync(dirname(embedded.pgdata), { recursive: true, force: true });
   const total = (key: keyof Outcome['counts']) => outcomes.reduce((sum, outcome) => sum + outcome.counts[key], 0);
   const failed = outcomes.filter((outcome) => outcome.failure);
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);

@@ -4,9 +4,10 @@ import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readF
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { placeEmbeddedPostgres, type Account, type Placement } from './embedded-postgres-placement.ts';
 import { isProcessAlive } from './process-liveness.ts';
 
 /**
@@ -18,6 +19,8 @@ import { isProcessAlive } from './process-liveness.ts';
  */
 export interface EmbeddedPostgres {
   connectionString: string;
+  /** The server's data folder: CG_DATA_DIR/postgres, or where that links to when it was placed elsewhere. */
+  pgdata: string;
   /** Stops the server if this process owns it; a server adopted from a running service is left alone. */
   stop(): Promise<void>;
 }
@@ -42,6 +45,10 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   /** Called with PostgreSQL's own log lines at start-up problems. */
   log?: (message: string) => void;
+  /** Called when binaries or data had to be placed outside the checkout and CG_DATA_DIR (see embedded-postgres-placement.ts). */
+  placed?: (moved: Placement['moved']) => void;
+  /** The folder with bin/, lib/ and share/ of the PostgreSQL build; the embedded-postgres package's by default. */
+  nativeDir?: string;
 }
 
 /**
@@ -50,8 +57,14 @@ export interface EmbeddedPostgresOptions {
  * otherwise initialises it if needed and starts it on a free loopback port.
  */
 export async function openEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const paths = pathsFor(options.dataDir);
   mkdirSync(options.dataDir, { recursive: true });
+  const account = await unprivilegedAccount();
+  // The unprivileged server account must be able to pass through the data directory to reach
+  // its own subdirectory; search permission alone does not let it list or read anything else.
+  if (account.uid !== undefined) chmodSync(options.dataDir, statSync(options.dataDir).mode | 0o001);
+  const placement = placeEmbeddedPostgres(options.dataDir, options.nativeDir ?? (await packagedNativeDir()), account);
+  if (placement.moved.binaries || placement.moved.data) options.placed?.(placement.moved);
+  const paths = pathsFor(options.dataDir, placement);
   const running = readRunningServer(paths);
   if (running) {
     const record = running;
@@ -60,19 +73,17 @@ export async function openEmbeddedPostgres(options: EmbeddedPostgresOptions): Pr
     if (adopted) writeRuntimeRecord(paths, { ...record, ownerPid: process.pid });
     return {
       connectionString: connectionStringFor(record),
+      pgdata: paths.pgdata,
       stop: async () => {
         if (adopted) await stopServer(paths);
       },
     };
   }
-  const account = await unprivilegedAccount();
-  // The unprivileged server account must be able to pass through the data directory to reach
-  // its own subdirectory; search permission alone does not let it list or read anything else.
-  if (account.uid !== undefined) chmodSync(options.dataDir, statSync(options.dataDir).mode | 0o001);
-  if (!existsSync(join(paths.pgdata, 'PG_VERSION'))) await initialise(paths, account);
+  if (!existsSync(join(paths.pgdata, 'PG_VERSION'))) initialise(paths, account);
   const record = await start(paths, account, options.log);
   return {
     connectionString: connectionStringFor(record),
+    pgdata: paths.pgdata,
     stop: () => stopServer(paths),
   };
 }
@@ -80,14 +91,20 @@ export async function openEmbeddedPostgres(options: EmbeddedPostgresOptions): Pr
 interface Paths {
   dataDir: string;
   pgdata: string;
+  scratchDir: string;
+  initdb: string;
+  postgres: string;
   runtime: string;
   logFile: string;
 }
 
-function pathsFor(dataDir: string): Paths {
+function pathsFor(dataDir: string, placement: Placement): Paths {
   return {
     dataDir,
-    pgdata: join(dataDir, 'postgres'),
+    pgdata: placement.pgdata,
+    scratchDir: placement.scratchDir,
+    initdb: join(placement.nativeDir, 'bin', 'initdb'),
+    postgres: join(placement.nativeDir, 'bin', 'postgres'),
     runtime: join(dataDir, 'postgres-runtime.json'),
     logFile: join(dataDir, 'postgres.log'),
   };
@@ -107,12 +124,11 @@ function connectionStringFor(record: RuntimeRecord, database = databaseName): st
   return url.toString();
 }
 
-/** The socket's folder, if the socket's path fits (a deep data directory keeps to TCP). */
-export function embeddedSocketDir(dataDir: string, port: number): string | undefined {
-  const paths = pathsFor(dataDir);
-  const fits = Buffer.byteLength(join(paths.pgdata, `.s.PGSQL.${port}`)) <= maxSocketPathLength;
+/** The socket's folder (the data folder itself), if the socket's path fits (a deep data folder keeps to TCP). */
+export function embeddedSocketDir(pgdata: string, port: number): string | undefined {
+  const fits = Buffer.byteLength(join(pgdata, `.s.PGSQL.${port}`)) <= maxSocketPathLength;
   // unix_socket_directories is a comma-separated list of possibly quoted names: keep it plain.
-  return fits && !/[\s,'"\\]/.test(paths.pgdata) ? paths.pgdata : undefined;
+  return fits && !/[\s,'"\\]/.test(pgdata) ? pgdata : undefined;
 }
 
 /** The record of a server that is up right now, or undefined. */
@@ -145,11 +161,6 @@ function readPostmasterPid(paths: Paths): number | undefined {
   }
 }
 
-interface Account {
-  uid?: number;
-  gid?: number;
-}
-
 /** PostgreSQL refuses to run as root: as root, run it as the unprivileged "postgres" user. */
 async function unprivilegedAccount(): Promise<Account> {
   if (userInfo().uid !== 0) return {};
@@ -162,25 +173,25 @@ async function unprivilegedAccount(): Promise<Account> {
   return { uid, gid };
 }
 
-async function binaries(): Promise<{ initdb: string; postgres: string }> {
+/** The folder with bin/, lib/ and share/ of the platform package's PostgreSQL build. */
+async function packagedNativeDir(): Promise<string> {
   // The platform package is a dependency of embedded-postgres; resolve it from there.
   const fromEmbeddedPostgres = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
   const resolved = fromEmbeddedPostgres.resolve(`@embedded-postgres/${platform()}-${arch()}`);
-  const module = (await import(pathToFileURL(resolved).href)) as { initdb: string; postgres: string };
-  return { initdb: module.initdb, postgres: module.postgres };
+  const module = (await import(pathToFileURL(resolved).href)) as { initdb: string };
+  return dirname(dirname(module.initdb));
 }
 
-async function initialise(paths: Paths, account: Account): Promise<void> {
-  const { initdb } = await binaries();
+function initialise(paths: Paths, account: Account): void {
   mkdirSync(paths.pgdata, { recursive: true, mode: 0o700 });
   if (account.uid !== undefined) chownSync(paths.pgdata, account.uid, account.gid!);
   const password = randomBytes(24).toString('base64url');
-  const passwordFile = join(paths.dataDir, `.initdb-password-${process.pid}`);
+  const passwordFile = join(paths.scratchDir, `.initdb-password-${process.pid}`);
   writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
   if (account.uid !== undefined) chownSync(passwordFile, account.uid, account.gid!);
   try {
     const result = spawnSync(
-      initdb,
+      paths.initdb,
       [`--pgdata=${paths.pgdata}`, `--username=${databaseUser}`, `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'],
       { ...account, encoding: 'utf8' },
     );
@@ -194,7 +205,6 @@ async function initialise(paths: Paths, account: Account): Promise<void> {
 }
 
 async function start(paths: Paths, account: Account, log?: (message: string) => void): Promise<RuntimeRecord> {
-  const { postgres } = await binaries();
   const stored = readRuntimeRecord(paths);
   if (!stored?.password) {
     throw new Error(`${paths.runtime} is missing: the embedded database's password is lost; restore the file or remove ${paths.pgdata}`);
@@ -202,13 +212,13 @@ async function start(paths: Paths, account: Account, log?: (message: string) => 
   let lastError: Error | undefined;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freeLoopbackPort();
-    const socketDir = embeddedSocketDir(paths.dataDir, port);
+    const socketDir = embeddedSocketDir(paths.pgdata, port);
     const record: RuntimeRecord = { port, password: stored.password, ownerPid: process.pid, ...(socketDir ? { socketDir } : {}) };
     writeRuntimeRecord(paths, record);
     const logFd = openSync(paths.logFile, 'a', 0o600);
     if (account.uid !== undefined) chownSync(paths.logFile, account.uid, account.gid!);
     const child = spawn(
-      postgres,
+      paths.postgres,
       // The socket lives in the data folder (the server's own, mode 0700) and is the owner's alone.
       ['-D', paths.pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'unix_socket_permissions=0700', '-c', 'max_connections=200'],
       // Its own process group and a log file instead of pipes: it must outlive nothing of ours

@@ -32,7 +32,7 @@ test('the embedded server is reached through its Unix socket, with its password;
   }
   assert.equal(embeddedSocketDir(join('/tmp', 'd'.repeat(90)), 54321), undefined, 'the socket path would not fit');
   assert.equal(embeddedSocketDir('/tmp/with,comma', 54321), undefined, 'not a plain folder name');
-  assert.equal(embeddedSocketDir('/tmp/plain', 54321), '/tmp/plain/postgres');
+  assert.equal(embeddedSocketDir('/tmp/plain/postgres', 54321), '/tmp/plain/postgres');
 });
 
 test('a missing socket is a transient database error; a missing file is not', async () => {
