@@ -19,8 +19,9 @@ export async function openDatabase(config: GatewayConfig, logger: Logger, option
   const embedded = await openEmbeddedPostgres({
     dataDir: config.dataDir,
     log: (message) => logger.warn({ postgres: message }, 'embedded PostgreSQL'),
-    // Backups of CG_DATA_DIR do not hold what lives elsewhere: say where it went.
-    placed: (moved) => logger.warn(moved, 'embedded PostgreSQL placed where its user postgres can reach it (the checkout or CG_DATA_DIR is under a private folder); CG_DATA_DIR/postgres links to its data'),
+    // Backups of CG_DATA_DIR do not hold what lives elsewhere: say where it went, at every start.
+    // Info, not a warning: nothing is wrong, and the CLI, which prints warnings, keeps its output clean.
+    placed: (moved) => logger.info(moved, 'embedded PostgreSQL placed where its user postgres can reach it (the checkout or CG_DATA_DIR is under a private folder); CG_DATA_DIR/postgres links to its data'),
   });
   const database = new Database({ connectionString: embedded.connectionString, maxConnections: options.maxConnections ?? 20 });
   return {
