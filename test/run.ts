@@ -16,7 +16,7 @@ import { openEmbeddedPostgres, type EmbeddedPostgres } from '../src/storage/embe
 const root = join(import.meta.dirname, '..');
 const concurrency = 2;
 const testTimeoutMs = 300_000;
-/** A file's own limit: over ten times the slowest file (test/cli/cli.test.ts, 77 s in .ci/run), well short of a stuck run. */
+/** A file's own limit: over seven times the slowest file (test/admin/browser.test.ts, 116 s in .ci/run), well short of a stuck run. */
 const fileLimitMs = Number(process.env.CG_TEST_FILE_TIMEOUT_S ?? 900) * 1000;
 /** Past this a file is named as still running, and again every minute. */
 const longRunningMs = 60_000;
