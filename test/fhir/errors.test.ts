@@ -57,6 +57,17 @@ test('400, not 500, for hostile shapes: deep nesting, and a coding that is not a
   assert.ok(response.statusCode === 400 || response.statusCode === 422, `status ${response.statusCode}`);
 });
 
+test('400, not 500, for a primitive extension that is not an object (the validator throws a plain error)', async () => {
+  const client = await fhirClient(app, db.database);
+  for (const extension of ['x', 5, ['x'], true]) {
+    const body = { resourceType: 'Patient', identifier: [{ value: 'PRIMITIVE-EXT' }], birthDate: '1970-01-01', _birthDate: extension };
+    const refused = outcome(await client.request('POST', '/fhir/Patient', { body }), 400);
+    assert.equal(refused.issue[0]!.code, 'invalid');
+  }
+  const search = await client.request('GET', '/fhir/Patient?identifier=PRIMITIVE-EXT');
+  assert.equal((search.json() as { total?: number }).total, 0);
+});
+
 test('400 with one issue per problem, each with its FHIRPath, for invalid bodies of every type', async () => {
   const client = await fhirClient(app, db.database);
   const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody('V-1') })).json();

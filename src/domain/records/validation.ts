@@ -51,8 +51,16 @@ export function assertValidResource(resource: Resource): void {
       if (issue.severity === 'error' || issue.severity === 'fatal') issues.push(toDomainIssue(issue));
     }
   } catch (error) {
-    if (!(error instanceof OperationOutcomeError)) throw error;
-    for (const issue of error.outcome.issue ?? []) issues.push(toDomainIssue(issue));
+    if (error instanceof OperationOutcomeError) {
+      for (const issue of error.outcome.issue ?? []) issues.push(toDomainIssue(issue));
+    } else if (error instanceof Error) {
+      // The validator reads only the resource it is given, so a plain error from it (for example
+      // "Primitive extension must be an object" for `_birthDate: "x"`) is a shape it cannot walk:
+      // the client's input is at fault, not the service.
+      issues.push({ message: `the resource's structure cannot be read: ${error.message}` });
+    } else {
+      throw error;
+    }
   }
   issues.push(...requiredBindingIssues(resource));
   if (issues.length > 0) {
