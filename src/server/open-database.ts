@@ -13,11 +13,11 @@ export interface OpenedDatabase {
 /** CG_DATABASE_URL when set; otherwise the embedded PostgreSQL under CG_DATA_DIR. */
 export async function openDatabase(config: GatewayConfig, logger: Logger, options: { maxConnections?: number } = {}): Promise<OpenedDatabase> {
   if (config.databaseUrl) {
-    const database = new Database({ connectionString: config.databaseUrl, maxConnections: options.maxConnections ?? 20 });
+    const database = new Database({ connectionString: config.databaseUrl, maxConnections: options.maxConnections ?? 20, searchConnections: config.limits.search.connections });
     return { database, kind: 'external', close: () => database.close() };
   }
   const embedded = await openEmbeddedPostgres({ dataDir: config.dataDir, log: (message) => logger.warn({ postgres: message }, 'embedded PostgreSQL') });
-  const database = new Database({ connectionString: embedded.connectionString, maxConnections: options.maxConnections ?? 20 });
+  const database = new Database({ connectionString: embedded.connectionString, maxConnections: options.maxConnections ?? 20, searchConnections: config.limits.search.connections });
   return {
     database,
     kind: 'embedded',
