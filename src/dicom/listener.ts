@@ -6,6 +6,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { findInstance } from '../domain/imaging/index-instance.ts';
 import { findSiteById, siteContextFor } from '../domain/sites/sites.ts';
 import type { Services } from '../platform/services.ts';
+import { unmapIpv4 } from '../domain/clients/ip-allow-list.ts';
+import { KeyedLimit } from '../platform/keyed-limit.ts';
 import { AssociationLimits } from './association/association-limits.ts';
 import { DicomConnection, type ConnectionSettings } from './association/connection.ts';
 import { StorageLayout } from './storage/layout.ts';
@@ -19,6 +21,8 @@ export interface DicomListenerOptions {
   idleTimeoutMs?: number;
   maxAssociations?: number;
   maxAssociationsPerAddress?: number;
+  /** TCP connections per remote address, before association or after; default from the config. */
+  maxConnectionsPerAddress?: number;
   /** How long close() waits for in-flight messages before cutting connections. */
   closeGraceMs?: number;
 }
@@ -53,16 +57,27 @@ export async function startDicomListener(services: Services, options: DicomListe
     options.maxAssociationsPerAddress ?? dicomListenerDefaults.maxAssociationsPerAddress,
   );
   const connections = new Map<DicomConnection, Promise<void>>();
+  // Counted from accept, before any PDU: idle sockets from one address cannot fill the listener
+  // for every site (issue 26 point 3). Over the cap, the socket is closed at once.
+  const maxTotalConnections = limits.maxTotal * 2;
+  const perAddress = new KeyedLimit(maxTotalConnections, options.maxConnectionsPerAddress ?? services.config.limits.dicom.maxConnectionsPerAddress);
 
   // allowHalfOpen: a peer that sends a truncated PDU and closes its side still gets its A-ABORT.
   const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket: Socket) => {
+    const remote = unmapIpv4(socket.remoteAddress ?? 'unknown');
+    if (!perAddress.acquire(remote)) {
+      logger.warn({ remoteAddress: remote, limit: perAddress.maxPerKey }, 'DICOM connection refused: too many connections from this address');
+      socket.destroy();
+      return;
+    }
+    socket.once('close', () => perAddress.release(remote));
     const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits });
     const running = connection.run().catch((error: unknown) => logger.error({ err: error }, 'DICOM connection failed'));
     connections.set(connection, running);
     void running.finally(() => connections.delete(connection));
   });
   // Sockets not yet associated do not hold an association slot; this bounds them too.
-  server.maxConnections = limits.maxTotal * 2;
+  server.maxConnections = maxTotalConnections;
   server.on('error', (error) => logger.error({ err: error }, 'DICOM listener error'));
 
   await new Promise<void>((resolve, reject) => {

@@ -82,7 +82,9 @@ export class DicomConnection {
     socket.setNoDelay(true); // PS3.8 does not ask for Nagle; small responses must not wait for ACKs.
     socket.on('error', (error) => this.#logger.debug({ err: error }, 'socket error'));
     try {
-      const request = await this.#nextPdu(this.#deps.settings.artimTimeoutMs);
+      // One deadline for the whole A-ASSOCIATE-RQ, not per read: a byte every few seconds must
+      // not hold the connection open (issue 26 point 3; PS3.8 9.1.5 ARTIM runs until the RQ is in).
+      const request = await this.#nextPdu(this.#deps.settings.artimTimeoutMs, true);
       if (!request) return;
       if (request.type !== pduType.associateRq) throw new UpperLayerError('expected A-ASSOCIATE-RQ', abortReason.unexpectedPdu);
       const exchange = await this.#associate(parseAssociateRequest(pduBody(request)));
@@ -175,12 +177,16 @@ export class DicomConnection {
     return new MessageExchange(context, negotiation.accepted, request.maxPduLength);
   }
 
-  /** The next whole PDU; undefined when the peer closed cleanly between PDUs. */
-  async #nextPdu(timeoutMs: number): Promise<Pdu | undefined> {
+  /**
+   * The next whole PDU; undefined when the peer closed cleanly between PDUs. `timeoutMs` bounds
+   * each read, or with `fixedDeadline` the whole PDU.
+   */
+  async #nextPdu(timeoutMs: number, fixedDeadline = false): Promise<Pdu | undefined> {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       const pdu = this.#framer.next();
       if (pdu) return pdu;
-      const chunk = await this.#read(timeoutMs);
+      const chunk = await this.#read(fixedDeadline ? Math.max(0, deadline - Date.now()) : timeoutMs);
       if (chunk === undefined) {
         if (this.#framer.pendingBytes > 0) throw new UpperLayerError('connection closed in the middle of a PDU', abortReason.invalidPduParameterValue);
         return undefined;
@@ -226,8 +232,9 @@ export class DicomConnection {
   /** After RJ or RP the peer closes the connection; ARTIM bounds the wait (PS3.8 9.2.3, Sta13). */
   async #linger(): Promise<void> {
     this.#socket.end();
+    const deadline = Date.now() + this.#deps.settings.artimTimeoutMs;
     try {
-      while ((await this.#read(this.#deps.settings.artimTimeoutMs)) !== undefined) {
+      while ((await this.#read(Math.max(0, deadline - Date.now()))) !== undefined) {
         // Anything the peer still sends after RJ or RP is read and dropped.
       }
     } catch {
