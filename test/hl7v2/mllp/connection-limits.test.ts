@@ -1,0 +1,86 @@
+// Issue 26 point 5: MLLP connections per address and in all, and the memory their frames hold.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createIntegrationClient } from '../../../src/domain/clients/integration-clients.ts';
+import { frame } from '../../../src/hl7v2/mllp/frame-scanner.ts';
+import { startMllpListener, type MllpListenerOptions } from '../../../src/hl7v2/mllp/listener.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+import { testServices } from '../../support/http.ts';
+import { createTestSite } from '../../support/sites.ts';
+import { message } from '../support.ts';
+import { msa, RawPeer } from './support.ts';
+
+let db: TestDatabase;
+before(async () => {
+  db = await createTestDatabase();
+  const site = await createTestSite(db.database);
+  await createIntegrationClient(db.database, site.siteId, { name: 'lab', protocol: 'hl7-mllp', allowedIps: '127.0.0.1' }, { kind: 'operator' });
+});
+after(() => db.drop());
+
+async function withListener(options: Partial<MllpListenerOptions>, run: (port: number) => Promise<void>): Promise<void> {
+  const listener = await startMllpListener(testServices(db.database), { host: '127.0.0.1', port: 0, ...options });
+  try {
+    await run(listener.port);
+  } finally {
+    await listener.close();
+  }
+}
+
+/** Whether the listener closes the peer within `ms` (the idle timeout is minutes away). */
+function closedWithin(peer: RawPeer, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    peer.closedByServer().then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+async function acknowledged(peer: RawPeer, controlId: string): Promise<string> {
+  peer.write(frame(message([`PID|1||${controlId}^^^H^MR`], { controlId })));
+  return msa(await peer.next()).code;
+}
+
+for (const [limit, options] of [
+  ['per address (CG_MLLP_MAX_CONNECTIONS_PER_ADDRESS)', { maxConnectionsPerAddress: 3 }],
+  ['in all (CG_MLLP_MAX_CONNECTIONS)', { maxConnections: 3 }],
+] as const) {
+  test(`connections over the limit ${limit} are closed at once; a slot given back is usable`, () =>
+    withListener(options, async (port) => {
+      const held = await Promise.all([1, 2, 3].map(() => RawPeer.open(port)));
+      const fourth = await RawPeer.open(port);
+      assert.equal(await closedWithin(fourth, 10_000), true, 'the fourth connection was kept');
+      assert.equal(await acknowledged(held[0]!, 'LIMIT-1'), 'AA');
+      held[1]!.end();
+      let again = await RawPeer.open(port);
+      for (let attempt = 0; attempt < 20 && (await closedWithin(again, 100)); attempt++) again = await RawPeer.open(port);
+      assert.equal(await acknowledged(again, 'LIMIT-2'), 'AA');
+      for (const peer of [...held, again]) peer.end();
+    }));
+}
+
+test('unfinished frames beyond CG_MLLP_UNFINISHED_BYTES close the connection that grows past it; the others are served', () =>
+  withListener({ unfinishedFrameBytes: 256 * 1024 }, async (port) => {
+    const partial = (size: number) => Buffer.concat([Buffer.of(0x0b), Buffer.from(`MSH|^~\\&|A|B|C|D|20240101||ADT^A01|P|P|2.5.1\r${'X'.repeat(size)}`)]);
+    const first = await RawPeer.open(port);
+    const second = await RawPeer.open(port);
+    const third = await RawPeer.open(port);
+    first.write(partial(100 * 1024));
+    second.write(partial(100 * 1024));
+    // Give the listener the first two before the third, so it is the third that does not fit.
+    const probe = await RawPeer.open(port);
+    assert.equal(await acknowledged(probe, 'MEM-0'), 'AA');
+    third.write(partial(100 * 1024));
+    assert.equal(await closedWithin(third, 10_000), true, 'the connection over the budget was kept');
+    assert.equal(first.closed || second.closed, false);
+    // Frames that fit are still taken, and a finished frame gives its memory back.
+    assert.equal(await acknowledged(probe, 'MEM-1'), 'AA');
+    first.end();
+    const fourth = await RawPeer.open(port);
+    fourth.write(partial(100 * 1024));
+    fourth.write(Buffer.of(0x1c, 0x0d));
+    assert.notEqual(msa(await fourth.next()).code, '');
+    for (const peer of [second, probe, fourth]) peer.end();
+  }));
