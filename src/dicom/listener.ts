@@ -11,6 +11,7 @@ import { KeyedLimit } from '../platform/keyed-limit.ts';
 import { AssociationLimits } from './association/association-limits.ts';
 import { DicomConnection, type ConnectionSettings } from './association/connection.ts';
 import { StorageLayout } from './storage/layout.ts';
+import { storeLimits } from './storage/store-limits.ts';
 
 export interface DicomListenerOptions {
   host: string;
@@ -23,6 +24,9 @@ export interface DicomListenerOptions {
   maxAssociationsPerAddress?: number;
   /** TCP connections per remote address, before association or after; default from the config. */
   maxConnectionsPerAddress?: number;
+  /** Overrides of CG_DICOM_MAX_INSTANCE_SIZE and CG_DICOM_MIN_FREE_DISK, in bytes. */
+  maxInstanceBytes?: number;
+  minFreeDiskBytes?: number;
   /** How long close() waits for in-flight messages before cutting connections. */
   closeGraceMs?: number;
 }
@@ -57,6 +61,12 @@ export async function startDicomListener(services: Services, options: DicomListe
     options.maxAssociationsPerAddress ?? dicomListenerDefaults.maxAssociationsPerAddress,
   );
   const connections = new Map<DicomConnection, Promise<void>>();
+  const configured = services.config.limits.dicom;
+  const stores = storeLimits(
+    services.config.dataDir,
+    options.maxInstanceBytes ?? configured.maxInstanceBytes,
+    options.minFreeDiskBytes ?? configured.minFreeDiskBytes,
+  );
   // Counted from accept, before any PDU: idle sockets from one address cannot fill the listener
   // for every site (issue 26 point 3). Over the cap, the socket is closed at once.
   const maxTotalConnections = limits.maxTotal * 2;
@@ -71,7 +81,7 @@ export async function startDicomListener(services: Services, options: DicomListe
       return;
     }
     socket.once('close', () => perAddress.release(remote));
-    const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits });
+    const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits, storeLimits: stores });
     const running = connection.run().catch((error: unknown) => logger.error({ err: error }, 'DICOM connection failed'));
     connections.set(connection, running);
     void running.finally(() => connections.delete(connection));

@@ -12,6 +12,7 @@ import type { Database } from '../../storage/database.ts';
 import { TransientStorageError } from '../../storage/errors.ts';
 import { CommandSetError } from '../dimse/command-set.ts';
 import type { StorageLayout } from '../storage/layout.ts';
+import type { StoreLimits } from '../storage/store-limits.ts';
 import { applicationContextUid } from '../uids.ts';
 import { parseAssociateRequest, type AssociateRequest } from '../upper-layer/associate-rq.ts';
 import { encodeAbort, encodeAssociateAccept, encodeAssociateReject, encodeReleaseResponse } from '../upper-layer/pdu-encode.ts';
@@ -37,6 +38,7 @@ export interface ConnectionDependencies {
   logger: Logger;
   layout: StorageLayout;
   limits: AssociationLimits;
+  storeLimits: StoreLimits;
 }
 
 /** The A-ASSOCIATE-RQ is bounded separately: it carries at most 128 contexts and user items. */
@@ -158,6 +160,7 @@ export class DicomConnection {
       database: this.#deps.database,
       logger: this.#logger.child({ siteId: site.id }),
       layout: this.#deps.layout,
+      storeLimits: this.#deps.storeLimits,
       callingAeTitle,
       remoteAddress: this.#remoteAddress,
     };
