@@ -7,7 +7,7 @@ import { findInstance } from '../domain/imaging/index-instance.ts';
 import { findSiteById, siteContextFor } from '../domain/sites/sites.ts';
 import type { Services } from '../platform/services.ts';
 import { unmapIpv4 } from '../domain/clients/ip-allow-list.ts';
-import { KeyedLimit } from '../platform/keyed-limit.ts';
+import { FairConnectionSlots } from '../platform/fair-connection-slots.ts';
 import { AssociationLimits } from './association/association-limits.ts';
 import { DicomConnection, type ConnectionSettings } from './association/connection.ts';
 import { StorageLayout } from './storage/layout.ts';
@@ -68,26 +68,37 @@ export async function startDicomListener(services: Services, options: DicomListe
     options.minFreeDiskBytes ?? configured.minFreeDiskBytes,
   );
   // Counted from accept, before any PDU: idle sockets from one address cannot fill the listener
-  // for every site (issue 26 point 3). Over the cap, the socket is closed at once.
+  // for every site (issue 26 point 3); over its cap, the socket is closed at once. When every slot
+  // is taken, a connection not yet associated, of the address holding the most, makes room for a
+  // newcomer from another address.
   const maxTotalConnections = limits.maxTotal * 2;
-  const perAddress = new KeyedLimit(maxTotalConnections, options.maxConnectionsPerAddress ?? services.config.limits.dicom.maxConnectionsPerAddress);
+  const slots = new FairConnectionSlots<DicomConnection>(
+    maxTotalConnections,
+    options.maxConnectionsPerAddress ?? services.config.limits.dicom.maxConnectionsPerAddress,
+    (connection) => !connection.associated,
+  );
 
   // allowHalfOpen: a peer that sends a truncated PDU and closes its side still gets its A-ABORT.
   const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket: Socket) => {
     const remote = unmapIpv4(socket.remoteAddress ?? 'unknown');
-    if (!perAddress.acquire(remote)) {
-      logger.warn({ remoteAddress: remote, limit: perAddress.maxPerKey }, 'DICOM connection refused: too many connections from this address');
+    const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits, storeLimits: stores });
+    const slot = slots.admit(remote, connection);
+    if (!slot.admitted) {
+      logger.warn({ remoteAddress: remote, perAddress: slots.maxPerAddress, total: slots.maxTotal, reason: slot.reason }, 'DICOM connection refused: connection limit reached');
       socket.destroy();
       return;
     }
-    socket.once('close', () => perAddress.release(remote));
-    const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits, storeLimits: stores });
+    if (slot.evicted) {
+      logger.warn('DICOM connection without an association closed: the listener is full and its address holds the most connections');
+      slot.evicted.destroy();
+    }
+    socket.once('close', () => slots.release(remote, connection));
     const running = connection.run().catch((error: unknown) => logger.error({ err: error }, 'DICOM connection failed'));
     connections.set(connection, running);
     void running.finally(() => connections.delete(connection));
   });
-  // Sockets not yet associated do not hold an association slot; this bounds them too.
-  server.maxConnections = maxTotalConnections;
+  // A backstop only: the slots above decide, and they must see a newcomer to make room for it.
+  server.maxConnections = maxTotalConnections * 2;
   server.on('error', (error) => logger.error({ err: error }, 'DICOM listener error'));
 
   await new Promise<void>((resolve, reject) => {

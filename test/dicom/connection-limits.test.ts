@@ -55,6 +55,18 @@ test('connections from one address beyond CG_DICOM_MAX_CONNECTIONS_PER_ADDRESS a
     assert.equal(echo.code, 0, echo.stderr);
   }));
 
+test('when every connection slot is taken, an unassociated connection of the address holding the most makes room for another address', () =>
+  withListener({ maxAssociations: 2, maxConnectionsPerAddress: 4, artimTimeoutMs: 60_000 }, async (listener) => {
+    const site = await createTestSite(harness.db.database);
+    // Four idle connections from another address take every slot (twice the association limit).
+    const crowd = await Promise.all([1, 2, 3, 4].map(() => RawPeer.connect(listener.port, '127.0.0.2')));
+    const echo = await dcmtk('echoscu', ['-aec', site.aeTitle, '127.0.0.1', String(listener.port)]);
+    assert.equal(echo.code, 0, echo.stderr);
+    const closed = await Promise.all(crowd.map((peer) => closedWithin(peer, 5_000)));
+    assert.equal(closed.filter(Boolean).length, 1);
+    for (const peer of crowd) peer.destroy();
+  }));
+
 test('association set-up has one fixed deadline: a peer dripping its A-ASSOCIATE-RQ a byte at a time is closed when ARTIM expires', () =>
   withListener({ artimTimeoutMs: 500 }, async (listener) => {
     const site = await createTestSite(harness.db.database);

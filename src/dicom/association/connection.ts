@@ -68,6 +68,11 @@ export class DicomConnection {
     this.#reader = socket[Symbol.asyncIterator]();
   }
 
+  /** True once an A-ASSOCIATE-RQ was accepted on this connection. */
+  get associated(): boolean {
+    return this.#exchange !== undefined;
+  }
+
   /** Ends the connection after the message in progress, if any (listener shutdown). */
   shutdown(): void {
     this.#shuttingDown = true;

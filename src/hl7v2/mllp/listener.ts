@@ -20,7 +20,7 @@ import { errorCodes, error } from '../problems.ts';
 import { addressIsRegistered, authorizeSender } from './authorize.ts';
 import { frame, FrameScanner, type ScanEvent } from './frame-scanner.ts';
 import { unmapIpv4 } from '../../domain/clients/ip-allow-list.ts';
-import { KeyedLimit } from '../../platform/keyed-limit.ts';
+import { FairConnectionSlots } from '../../platform/fair-connection-slots.ts';
 
 export interface MllpListenerOptions {
   host: string;
@@ -42,8 +42,26 @@ export interface MllpListenerOptions {
 class FrameMemory {
   readonly limit: number;
   used = 0;
+  /** Connections holding frame bytes, with how many. */
+  readonly holders = new Map<Connection, number>();
   constructor(limit: number) {
     this.limit = limit;
+  }
+
+  /**
+   * Makes room for `growth` more bytes of `grower` by closing the connections holding the most,
+   * largest first (like an OOM killer, it picks whoever holds the most): one sender's many large
+   * unfinished frames cannot keep another's small message out. False when `grower` itself holds
+   * the most: it is the one to close.
+   */
+  makeRoom(grower: Connection, growth: number): boolean {
+    while (this.used + growth > this.limit) {
+      let largest: Connection | undefined;
+      for (const [holder, bytes] of this.holders) if (holder !== grower && bytes > (largest ? this.holders.get(largest)! : 0)) largest = holder;
+      if (!largest || this.holders.get(largest)! <= (this.holders.get(grower) ?? 0) + growth) return false;
+      largest.evict('unfinished frames over CG_MLLP_UNFINISHED_BYTES, and this connection holds the most');
+    }
+    return true;
   }
 }
 
@@ -64,7 +82,7 @@ export async function startMllpListener(services: Services, options: MllpListene
   const connections = new Set<Connection>();
   const configured = services.config.limits.mllp;
   // Counted from accept, before the address is even checked: unregistered peers hold a socket too.
-  const slots = new KeyedLimit(options.maxConnections ?? configured.maxConnections, options.maxConnectionsPerAddress ?? configured.maxConnectionsPerAddress);
+  const slots = new FairConnectionSlots<Connection>(options.maxConnections ?? configured.maxConnections, options.maxConnectionsPerAddress ?? configured.maxConnectionsPerAddress);
   const memory = new FrameMemory(options.unfinishedFrameBytes ?? configured.unfinishedFrameBytes);
   let closing = false;
   const server: Server = createServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 }, (socket) => {
@@ -75,17 +93,19 @@ export async function startMllpListener(services: Services, options: MllpListene
     // MLLP has no way to refuse a connection in words before a frame: it is closed, and the
     // sender, holding its message unacknowledged, sends it again later.
     const remote = unmapIpv4(socket.remoteAddress ?? '');
-    if (!slots.acquire(remote)) {
-      logger.warn({ remote, perAddress: slots.maxPerKey, total: slots.maxTotal }, 'MLLP connection refused: connection limit reached');
+    const connection = new Connection(socket, services, logger, options, memory);
+    const slot = slots.admit(remote, connection);
+    if (!slot.admitted) {
+      logger.warn({ remote, perAddress: slots.maxPerAddress, total: slots.maxTotal, reason: slot.reason }, 'MLLP connection refused: connection limit reached');
       socket.destroy();
       return;
     }
-    const connection = new Connection(socket, services, logger, options, memory);
+    if (slot.evicted) slot.evicted.evict('the listener is full and this address holds the most connections');
     connections.add(connection);
     socket.once('close', () => {
       connections.delete(connection);
       connection.releaseMemory();
-      slots.release(remote);
+      slots.release(remote, connection);
     });
     connection.start();
   });
@@ -195,9 +215,11 @@ class Connection {
     let held = this.#scanner.heldBytes;
     for (const event of this.#queue) held += event.kind === 'frame' ? event.payload.length : event.kind === 'oversized' ? event.head.length : 0;
     const growth = held - this.#held;
-    if (growth > 0 && this.#memory.used + growth > this.#memory.limit) return false;
+    if (growth > 0 && !this.#memory.makeRoom(this, growth)) return false;
     this.#memory.used += growth;
     this.#held = held;
+    if (held > 0) this.#memory.holders.set(this, held);
+    else this.#memory.holders.delete(this);
     return true;
   }
 
@@ -205,6 +227,15 @@ class Connection {
   releaseMemory(): void {
     this.#memory.used -= this.#held;
     this.#held = 0;
+    this.#memory.holders.delete(this);
+  }
+
+  /** Closed to make room for others; its unacknowledged message is sent again by its sender. */
+  evict(why: string): void {
+    this.#logger.warn({ held: this.#held }, `MLLP connection closed: ${why}; nothing of its unfinished message was stored`);
+    this.#queue = [];
+    this.releaseMemory();
+    this.#socket.destroy();
   }
 
   /** Stop reading, finish what is queued, then close. */

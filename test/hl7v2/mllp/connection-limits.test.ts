@@ -14,7 +14,7 @@ let db: TestDatabase;
 before(async () => {
   db = await createTestDatabase();
   const site = await createTestSite(db.database);
-  await createIntegrationClient(db.database, site.siteId, { name: 'lab', protocol: 'hl7-mllp', allowedIps: '127.0.0.1' }, { kind: 'operator' });
+  await createIntegrationClient(db.database, site.siteId, { name: 'lab', protocol: 'hl7-mllp', allowedIps: '127.0.0.1,127.0.0.2' }, { kind: 'operator' });
 });
 after(() => db.drop());
 
@@ -61,26 +61,40 @@ for (const [limit, options] of [
     }));
 }
 
-test('unfinished frames beyond CG_MLLP_UNFINISHED_BYTES close the connection that grows past it; the others are served', () =>
+test('when every slot is taken, a newcomer from another address takes the slot of the address holding the most', () =>
+  withListener({ maxConnections: 3 }, async (port) => {
+    const crowd = await Promise.all([1, 2, 3].map(() => RawPeer.open(port, '127.0.0.2')));
+    assert.equal(await acknowledged(crowd[0]!, 'CROWD-1'), 'AA');
+    const newcomer = await RawPeer.open(port, '127.0.0.1');
+    assert.equal(await acknowledged(newcomer, 'NEWCOMER-1'), 'AA');
+    const closed = await Promise.all(crowd.map((peer) => closedWithin(peer, 5_000)));
+    assert.equal(closed.filter(Boolean).length, 1, 'one of the crowding connections makes room');
+    for (const peer of [...crowd, newcomer]) peer.end();
+  }));
+
+test('unfinished frames beyond CG_MLLP_UNFINISHED_BYTES: the connection holding the most is closed to make room, the others are served', () =>
   withListener({ unfinishedFrameBytes: 256 * 1024 }, async (port) => {
     const partial = (size: number) => Buffer.concat([Buffer.of(0x0b), Buffer.from(`MSH|^~\\&|A|B|C|D|20240101||ADT^A01|P|P|2.5.1\r${'X'.repeat(size)}`)]);
     const first = await RawPeer.open(port);
     const second = await RawPeer.open(port);
-    const third = await RawPeer.open(port);
-    first.write(partial(100 * 1024));
-    second.write(partial(100 * 1024));
-    // Give the listener the first two before the third, so it is the third that does not fit.
     const probe = await RawPeer.open(port);
+    first.write(partial(100 * 1024));
+    second.write(partial(130 * 1024));
+    // Listener round trips on another connection, so that both partial frames are in first.
     assert.equal(await acknowledged(probe, 'MEM-0'), 'AA');
-    third.write(partial(100 * 1024));
-    assert.equal(await closedWithin(third, 10_000), true, 'the connection over the budget was kept');
-    assert.equal(first.closed || second.closed, false);
-    // Frames that fit are still taken, and a finished frame gives its memory back.
+    // A growth that only fits if someone's frame goes: the largest holder (second) is closed.
+    const third = await RawPeer.open(port);
+    third.write(partial(60 * 1024));
+    assert.equal(await closedWithin(second, 10_000), true, 'the connection holding the most was kept');
+    assert.equal(first.closed || third.closed, false);
+    // A connection that would itself hold the most is the one closed.
+    const greedy = await RawPeer.open(port);
+    greedy.write(partial(200 * 1024));
+    assert.equal(await closedWithin(greedy, 10_000), true, 'the greedy connection was kept');
+    assert.equal(first.closed || third.closed, false);
+    // A finished frame gives its memory back and is answered.
+    first.write(Buffer.of(0x1c, 0x0d));
+    assert.notEqual(msa(await first.next()).code, '');
     assert.equal(await acknowledged(probe, 'MEM-1'), 'AA');
-    first.end();
-    const fourth = await RawPeer.open(port);
-    fourth.write(partial(100 * 1024));
-    fourth.write(Buffer.of(0x1c, 0x0d));
-    assert.notEqual(msa(await fourth.next()).code, '');
-    for (const peer of [second, probe, fourth]) peer.end();
+    for (const peer of [first, probe, third]) peer.end();
   }));
