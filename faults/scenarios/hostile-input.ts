@@ -29,7 +29,7 @@ const bounds: [RegExp, number][] = [
 export const hostileInput: Scenario = {
   id: 'hostile',
   title: '5. Hostile input (fuzzing, slowloris, half-open connections, limits)',
-  budgetMs: 8 * 60_000,
+  budgetMs: 10 * 60_000,
   async run(context, report) {
     const env = await createEnvironment(context, 'hostile', { env: resourceLimitEnv });
     const slow = new SlowConnections();
