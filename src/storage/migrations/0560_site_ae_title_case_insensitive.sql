@@ -2,7 +2,8 @@
 -- differ only in case ("RADIOLOGY", "Radiology") look the same to the people configuring
 -- modalities, and one site must never receive images meant for another because of a typo.
 -- Existing titles that collide stop the migration with the list, rather than one being renamed
--- behind an operator's back: give each site a distinct title (administration app), then start again.
+-- behind an operator's back: give each site a distinct title (administration app, or
+-- `clinical-gateway site update SITE --ae-title AET`), then start again.
 DO $$
 DECLARE
   clashes text;
@@ -12,7 +13,7 @@ BEGIN
         FROM site GROUP BY upper(ae_title) HAVING count(*) > 1) AS colliding;
   IF clashes IS NOT NULL THEN
     RAISE EXCEPTION 'sites whose DICOM AE titles differ only in letter case: %', clashes
-      USING HINT = 'give each of these sites a distinct AE title in the administration app, then start the service again';
+      USING HINT = 'give each of these sites a distinct AE title (administration app, or clinical-gateway site update SITE --ae-title AET), then start the service again';
   END IF;
 END $$;
 
