@@ -68,9 +68,9 @@ export async function startDicomListener(services: Services, options: DicomListe
     options.minFreeDiskBytes ?? configured.minFreeDiskBytes,
   );
   // Counted from accept, before any PDU: idle sockets from one address cannot fill the listener
-  // for every site (issue 26 point 3); over its cap, the socket is closed at once. When every slot
-  // is taken, a connection not yet associated, of the address holding the most, makes room for a
-  // newcomer from another address.
+  // for every site (issue 26 point 3). Over a cap, the oldest connection not yet associated, of
+  // the newcomer's address (at its cap) or of the address holding the most (listener full), makes
+  // room for the newcomer; with none, the newcomer is closed at once.
   const maxTotalConnections = limits.maxTotal * 2;
   const slots = new FairConnectionSlots<DicomConnection>(
     maxTotalConnections,
@@ -89,7 +89,7 @@ export async function startDicomListener(services: Services, options: DicomListe
       return;
     }
     if (slot.evicted) {
-      logger.warn('DICOM connection without an association closed: the listener is full and its address holds the most connections');
+      logger.warn('DICOM connection without an association closed: its slot was needed by a new connection');
       slot.evicted.destroy();
     }
     socket.once('close', () => slots.release(remote, connection));

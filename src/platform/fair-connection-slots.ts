@@ -2,7 +2,10 @@
  * Connection slots of a listener, capped per remote address and in all, shared fairly: when every
  * slot is taken, a newcomer from an address holding fewer connections takes the slot of one held
  * by the address holding the most (which is closed), instead of being refused. One peer, or a
- * few addresses of one sender, can then fill the listener only while nobody else needs it.
+ * few addresses of one sender, can then fill the listener only while nobody else needs it. At
+ * its own address's cap, a newcomer takes the slot of that address's oldest idle connection:
+ * idle or forgotten connections (a sender that reconnected without closing, a flood of silent
+ * sockets) never lock out the one that has something to send.
  */
 export class FairConnectionSlots<Holder> {
   readonly maxTotal: number;
@@ -11,7 +14,7 @@ export class FairConnectionSlots<Holder> {
   readonly #evictable: (holder: Holder) => boolean;
   #total = 0;
 
-  /** `evictable` says which holders may be closed to make room (e.g. not yet associated). */
+  /** `evictable` says which holders may be closed to make room (idle, or not yet associated). */
   constructor(maxTotal: number, maxPerAddress: number, evictable: (holder: Holder) => boolean = () => true) {
     this.maxTotal = maxTotal;
     this.maxPerAddress = maxPerAddress;
@@ -25,10 +28,13 @@ export class FairConnectionSlots<Holder> {
    */
   admit(address: string, holder: Holder): { admitted: true; evicted?: Holder } | { admitted: false; reason: 'address' | 'full' } {
     const own = this.#byAddress.get(address)?.size ?? 0;
-    if (own >= this.maxPerAddress) return { admitted: false, reason: 'address' };
     let evicted: Holder | undefined;
-    if (this.#total >= this.maxTotal) {
-      evicted = this.#crowdingHolder(own);
+    if (own >= this.maxPerAddress) {
+      evicted = this.#oldestEvictable(this.#byAddress.get(address));
+      if (evicted === undefined) return { admitted: false, reason: 'address' };
+      this.release(address, evicted);
+    } else if (this.#total >= this.maxTotal) {
+      evicted = this.#crowdingHolder(own) ?? this.#oldestEvictable(this.#byAddress.get(address));
       if (evicted === undefined) return { admitted: false, reason: 'full' };
       this.release(this.#addressOf(evicted)!, evicted);
     }
@@ -52,7 +58,12 @@ export class FairConnectionSlots<Holder> {
     let crowded: Set<Holder> | undefined;
     for (const set of this.#byAddress.values()) if (!crowded || set.size > crowded.size) crowded = set;
     if (!crowded || crowded.size < own + 2) return undefined;
-    for (const holder of crowded) if (this.#evictable(holder)) return holder;
+    return this.#oldestEvictable(crowded);
+  }
+
+  /** Sets keep insertion order: the first evictable holder is the oldest. */
+  #oldestEvictable(holders: Set<Holder> | undefined): Holder | undefined {
+    for (const holder of holders ?? []) if (this.#evictable(holder)) return holder;
     return undefined;
   }
 

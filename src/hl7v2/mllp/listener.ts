@@ -82,7 +82,12 @@ export async function startMllpListener(services: Services, options: MllpListene
   const connections = new Set<Connection>();
   const configured = services.config.limits.mllp;
   // Counted from accept, before the address is even checked: unregistered peers hold a socket too.
-  const slots = new FairConnectionSlots<Connection>(options.maxConnections ?? configured.maxConnections, options.maxConnectionsPerAddress ?? configured.maxConnectionsPerAddress);
+  // Only an idle connection makes room: one with a message on its way or in hand keeps its slot.
+  const slots = new FairConnectionSlots<Connection>(
+    options.maxConnections ?? configured.maxConnections,
+    options.maxConnectionsPerAddress ?? configured.maxConnectionsPerAddress,
+    (connection) => connection.idle,
+  );
   const memory = new FrameMemory(options.unfinishedFrameBytes ?? configured.unfinishedFrameBytes);
   let closing = false;
   const server: Server = createServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 }, (socket) => {
@@ -100,7 +105,7 @@ export async function startMllpListener(services: Services, options: MllpListene
       socket.destroy();
       return;
     }
-    if (slot.evicted) slot.evicted.evict('the listener is full and this address holds the most connections');
+    if (slot.evicted) slot.evicted.evict('idle, and its slot was needed by a new connection');
     connections.add(connection);
     socket.once('close', () => {
       connections.delete(connection);
@@ -221,6 +226,11 @@ class Connection {
     if (held > 0) this.#memory.holders.set(this, held);
     else this.#memory.holders.delete(this);
     return true;
+  }
+
+  /** Nothing received and not yet answered: no unfinished frame, no queued or running message. */
+  get idle(): boolean {
+    return this.#held === 0 && this.#scanner.bufferedBytes === 0 && this.#queue.length === 0 && !this.#busy;
   }
 
   /** Gives this connection's share of the frame memory back (closed). */

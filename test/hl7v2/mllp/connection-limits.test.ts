@@ -43,21 +43,28 @@ async function acknowledged(peer: RawPeer, controlId: string): Promise<string> {
   return msa(await peer.next()).code;
 }
 
+const unfinished = Buffer.from('\x0bMSH|^~\\&|LAB|HOSP|GW|SITE|20240101||ADT^A01|BUSY|P|2.5.1\r');
+
 for (const [limit, options] of [
   ['per address (CG_MLLP_MAX_CONNECTIONS_PER_ADDRESS)', { maxConnectionsPerAddress: 3 }],
   ['in all (CG_MLLP_MAX_CONNECTIONS)', { maxConnections: 3 }],
 ] as const) {
-  test(`connections over the limit ${limit} are closed at once; a slot given back is usable`, () =>
+  test(`over the limit ${limit}, the oldest idle connection makes room; with none idle, the newcomer is closed at once`, () =>
     withListener(options, async (port) => {
-      const held = await Promise.all([1, 2, 3].map(() => RawPeer.open(port)));
+      const held: RawPeer[] = [];
+      for (const _ of [1, 2, 3]) held.push(await RawPeer.open(port));
+      assert.equal(await acknowledged(held[2]!, 'LIMIT-0'), 'AA');
       const fourth = await RawPeer.open(port);
-      assert.equal(await closedWithin(fourth, 10_000), true, 'the fourth connection was kept');
-      assert.equal(await acknowledged(held[0]!, 'LIMIT-1'), 'AA');
-      held[1]!.end();
-      let again = await RawPeer.open(port);
-      for (let attempt = 0; attempt < 20 && (await closedWithin(again, 100)); attempt++) again = await RawPeer.open(port);
-      assert.equal(await acknowledged(again, 'LIMIT-2'), 'AA');
-      for (const peer of [...held, again]) peer.end();
+      assert.equal(await closedWithin(held[0]!, 10_000), true, 'the oldest idle connection was kept');
+      assert.equal(await acknowledged(fourth, 'LIMIT-1'), 'AA');
+      // Every connection in the middle of a message: none can make room.
+      for (const peer of [held[1]!, held[2]!, fourth]) peer.write(unfinished);
+      // Loopback delivers at once; the pause only lets the listener's event loop take the bytes.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const fifth = await RawPeer.open(port);
+      assert.equal(await closedWithin(fifth, 10_000), true, 'a newcomer was let in over busy connections');
+      assert.equal(held[1]!.closed || held[2]!.closed || fourth.closed, false);
+      for (const peer of [...held, fourth]) peer.end();
     }));
 }
 
