@@ -6,6 +6,7 @@ import { check, type Scenario } from '../harness/scenario.ts';
 import { sleep } from '../harness/timing.ts';
 import { fuzzEveryParser } from '../hostile/fuzz-in-process.ts';
 import { checkLimits } from '../hostile/limits.ts';
+import { exhaustResources, resourceLimitEnv } from '../hostile/resource-exhaustion.ts';
 import { SlowConnections } from '../hostile/slow-connections.ts';
 import { fuzzOverSockets } from '../hostile/socket-fuzz.ts';
 
@@ -21,17 +22,20 @@ const bounds: [RegExp, number][] = [
  * Issue 9 point 5. Hostile input on every parser and every socket: a mutation fuzz campaign
  * in-process for volume and over the real sockets for the whole path, stalled connections
  * (slowloris, half-open MLLP and DICOM) held open while the fuzz runs (so they are shown not to
- * block anyone), and the size, depth and entity limits.
+ * block anyone), and the size, depth and entity limits. Issue 26 points 2, 3, 5 and 13: one
+ * site's credentials trying to exhaust the database, the listeners, memory and disk for the
+ * others, while another site keeps sending.
  */
 export const hostileInput: Scenario = {
   id: 'hostile',
   title: '5. Hostile input (fuzzing, slowloris, half-open connections, limits)',
-  budgetMs: 8 * 60_000,
+  budgetMs: 10 * 60_000,
   async run(context, report) {
-    const env = await createEnvironment(context, 'hostile');
+    const env = await createEnvironment(context, 'hostile', { env: resourceLimitEnv });
     const slow = new SlowConnections();
     try {
       const site = await provisionSite(env.gateway, 'hostile');
+      const attacker = await provisionSite(env.gateway, 'attacker');
       await env.gateway.start();
       requireSurfaces(report, env.gateway, ['fhir', 'hl7', 'mpps', 'connectivity', 'mllp', 'dicom']);
       const seed = Number(process.env.FAULTS_SEED ?? Date.now() % 1_000_000);
@@ -51,6 +55,7 @@ export const hostileInput: Scenario = {
       }
       check(report, 'every HTTP origin answers others while slowloris connections are open', healthy.every((h) => h.endsWith('200')), healthy.join(', '));
       await checkLimits(report, env.gateway, site);
+      await exhaustResources(report, env.gateway, attacker, site, { scale: context.scale, workDir: context.workDir, log: context.log });
 
       context.log(`fuzzing every parser in-process (${perParser} inputs each, seed ${seed})`);
       await fuzzEveryParser(report, { perParser, seed, crashDir: join(context.workDir, 'crashes'), deadlineMs: Math.max(60_000, 240_000 * Math.min(1, context.scale * 4)), log: context.log });
@@ -64,7 +69,7 @@ export const hostileInput: Scenario = {
         report.figures[`${entry.label}: time to close, s`] = (entry.slowestMs / 1000).toFixed(1);
       }
       check(report, 'the service never exited on its own', env.gateway.unexpectedExits.length === 0 && env.gateway.running, env.gateway.unexpectedExits.map((e) => (e.startsWith('exit code 0 ') ? `${e}: a graceful shutdown, i.e. a SIGTERM/SIGINT from outside this campaign` : `${e}: ${env.gateway.crashExcerpt()}`)).join('; ') || 'running');
-      report.injected = `mutation fuzzing (seed ${seed}): ${perParser} inputs per parser in-process and a few thousand over the sockets; ${slow.connections.length} stalled connections (slowloris on every HTTP origin, half-open MLLP and DICOM); oversized, deep and entity-laden bodies`;
+      report.injected = `mutation fuzzing (seed ${seed}): ${perParser} inputs per parser in-process and a few thousand over the sockets; ${slow.connections.length} stalled connections (slowloris on every HTTP origin, half-open MLLP and DICOM); oversized, deep and entity-laden bodies; one site's key and sender flooding costly searches, DICOM and MLLP connections (idle, dribbling, 1 MiB unfinished frames) and an oversized C-STORE from 127.0.0.2-9 while another site sends`;
     } finally {
       slow.closeAll();
       await env.close();

@@ -5,6 +5,7 @@
  * every state-changing one a CSRF token.
  */
 import type { FastifyInstance } from 'fastify';
+import { refuseUnstorableText } from '../platform/http/storable-text.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
 import { renderAdminError } from './render-error.ts';
@@ -34,6 +35,8 @@ export const adminSurface: HttpSurface = {
   async register(app: FastifyInstance, services: Services) {
     app.decorateRequest('adminSession', null);
     installSecurityHeaders(app, { tls: services.config.tls !== undefined });
+    // Form fields are the body's (or query's) top-level names, as the web app knows them.
+    refuseUnstorableText(app, (_part, path) => String(path[0] ?? ''));
     registerStaticAssets(app);
     await registerSignIn(app, services);
     await registerSessionProbe(app, services);

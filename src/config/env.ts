@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { ConfigError } from './config-error.ts';
+import { loadLimits, type GatewayLimits } from './limits.ts';
 
 /** The operator contract of DESIGN.md section 3: every variable is optional. */
 export interface GatewayConfig {
@@ -19,11 +21,10 @@ export interface GatewayConfig {
   tls?: { cert: Buffer; key: Buffer };
   docs: boolean;
   logLevel: string;
+  limits: GatewayLimits;
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError };
 
 const defaultPorts = {
   fhir: 8080,
@@ -84,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     ...(tls ? { tls } : {}),
     docs,
     logLevel,
+    limits: loadLimits(env),
   };
 }
 

@@ -6,9 +6,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { findInstance } from '../domain/imaging/index-instance.ts';
 import { findSiteById, siteContextFor } from '../domain/sites/sites.ts';
 import type { Services } from '../platform/services.ts';
+import { unmapIpv4 } from '../domain/clients/ip-allow-list.ts';
+import { FairConnectionSlots } from '../platform/fair-connection-slots.ts';
 import { AssociationLimits } from './association/association-limits.ts';
 import { DicomConnection, type ConnectionSettings } from './association/connection.ts';
 import { StorageLayout } from './storage/layout.ts';
+import { storeLimits } from './storage/store-limits.ts';
 
 export interface DicomListenerOptions {
   host: string;
@@ -19,6 +22,11 @@ export interface DicomListenerOptions {
   idleTimeoutMs?: number;
   maxAssociations?: number;
   maxAssociationsPerAddress?: number;
+  /** TCP connections per remote address, before association or after; default from the config. */
+  maxConnectionsPerAddress?: number;
+  /** Overrides of CG_DICOM_MAX_INSTANCE_SIZE and CG_DICOM_MIN_FREE_DISK, in bytes. */
+  maxInstanceBytes?: number;
+  minFreeDiskBytes?: number;
   /** How long close() waits for in-flight messages before cutting connections. */
   closeGraceMs?: number;
 }
@@ -53,16 +61,44 @@ export async function startDicomListener(services: Services, options: DicomListe
     options.maxAssociationsPerAddress ?? dicomListenerDefaults.maxAssociationsPerAddress,
   );
   const connections = new Map<DicomConnection, Promise<void>>();
+  const configured = services.config.limits.dicom;
+  const stores = storeLimits(
+    services.config.dataDir,
+    options.maxInstanceBytes ?? configured.maxInstanceBytes,
+    options.minFreeDiskBytes ?? configured.minFreeDiskBytes,
+  );
+  // Counted from accept, before any PDU: idle sockets from one address cannot fill the listener
+  // for every site (issue 26 point 3). Over a cap, the oldest connection not yet associated, of
+  // the newcomer's address (at its cap) or of the address holding the most (listener full), makes
+  // room for the newcomer; with none, the newcomer is closed at once.
+  const maxTotalConnections = limits.maxTotal * 2;
+  const slots = new FairConnectionSlots<DicomConnection>(
+    maxTotalConnections,
+    options.maxConnectionsPerAddress ?? services.config.limits.dicom.maxConnectionsPerAddress,
+    (connection) => !connection.associated,
+  );
 
   // allowHalfOpen: a peer that sends a truncated PDU and closes its side still gets its A-ABORT.
   const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket: Socket) => {
-    const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits });
+    const remote = unmapIpv4(socket.remoteAddress ?? 'unknown');
+    const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits, storeLimits: stores });
+    const slot = slots.admit(remote, connection);
+    if (!slot.admitted) {
+      logger.warn({ remoteAddress: remote, perAddress: slots.maxPerAddress, total: slots.maxTotal, reason: slot.reason }, 'DICOM connection refused: connection limit reached');
+      socket.destroy();
+      return;
+    }
+    if (slot.evicted) {
+      logger.warn('DICOM connection without an association closed: its slot was needed by a new connection');
+      slot.evicted.destroy();
+    }
+    socket.once('close', () => slots.release(remote, connection));
     const running = connection.run().catch((error: unknown) => logger.error({ err: error }, 'DICOM connection failed'));
     connections.set(connection, running);
     void running.finally(() => connections.delete(connection));
   });
-  // Sockets not yet associated do not hold an association slot; this bounds them too.
-  server.maxConnections = limits.maxTotal * 2;
+  // A backstop only: the slots above decide, and they must see a newcomer to make room for it.
+  server.maxConnections = maxTotalConnections * 2;
   server.on('error', (error) => logger.error({ err: error }, 'DICOM listener error'));
 
   await new Promise<void>((resolve, reject) => {

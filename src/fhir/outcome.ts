@@ -28,6 +28,8 @@ const issueTypes: Record<string, IssueType> = {
   'not-acceptable': 'not-supported',
   'method-not-allowed': 'not-supported',
   duplicate: 'duplicate',
+  'too-costly': 'too-costly',
+  throttled: 'throttled',
 };
 
 export function issueTypeFor(code: string): IssueType {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { refuseUnstorableText } from '../platform/http/storable-text.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
 import { capabilityStatement } from './capability/capability-statement.ts';
@@ -36,6 +37,13 @@ export const fhirSurface: HttpSurface = {
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, body));
     // Any other type reaches the route, which answers 415 in FHIR terms (content-negotiation.ts).
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+    // A resource body's location is its FHIRPath (OperationOutcome.issue.expression).
+    refuseUnstorableText(app, (part, path, body) => {
+      if (part !== 'body') return path.join('.');
+      const type = (body as { resourceType?: unknown } | null)?.resourceType;
+      return [typeof type === 'string' ? type : '', ...path].reduce<string>((text, step) => (typeof step === 'number' ? `${text}[${step}]` : text ? `${text}.${step}` : step), '');
+    });
 
     const context = createFhirContext(services);
     app.get(

@@ -13,7 +13,7 @@ export interface OpenedDatabase {
 /** CG_DATABASE_URL when set; otherwise the embedded PostgreSQL under CG_DATA_DIR. */
 export async function openDatabase(config: GatewayConfig, logger: Logger, options: { maxConnections?: number } = {}): Promise<OpenedDatabase> {
   if (config.databaseUrl) {
-    const database = new Database({ connectionString: config.databaseUrl, maxConnections: options.maxConnections ?? 20 });
+    const database = new Database({ connectionString: config.databaseUrl, maxConnections: options.maxConnections ?? 20, searchConnections: config.limits.search.connections });
     return { database, kind: 'external', close: () => database.close() };
   }
   const embedded = await openEmbeddedPostgres({
@@ -23,7 +23,7 @@ export async function openDatabase(config: GatewayConfig, logger: Logger, option
     // Info, not a warning: nothing is wrong, and the CLI, which prints warnings, keeps its output clean.
     placed: (moved) => logger.info(moved, 'embedded PostgreSQL placed where its user postgres can reach it (the checkout or CG_DATA_DIR is under a private folder); CG_DATA_DIR/postgres links to its data'),
   });
-  const database = new Database({ connectionString: embedded.connectionString, maxConnections: options.maxConnections ?? 20 });
+  const database = new Database({ connectionString: embedded.connectionString, maxConnections: options.maxConnections ?? 20, searchConnections: config.limits.search.connections });
   return {
     database,
     kind: 'embedded',

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { ChangeFeed } from './change-feed.ts';
-import { TransientStorageError, isRetryableTransactionError, isTransientDatabaseError } from './errors.ts';
+import { StatementTimeoutError, TransientStorageError, isRetryableTransactionError, isStatementTimeout, isTransientDatabaseError } from './errors.ts';
 import { TransactionAhead } from './transaction-ahead.ts';
 
 export type { TransactionAhead } from './transaction-ahead.ts';
@@ -33,7 +33,17 @@ export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializabl
 export interface DatabaseOptions {
   connectionString: string;
   maxConnections?: number;
+  /** Connections of the separate pool searches run on (see `search`). */
+  searchConnections?: number;
   applicationName?: string;
+}
+
+/** What bounds one search's work in PostgreSQL (docs/security.md). */
+export interface SearchBudget {
+  /** statement_timeout, per statement of the search. */
+  timeoutMs: number;
+  /** work_mem for sorts and hashes, a PostgreSQL size such as 4MB. */
+  workMem: string;
 }
 
 const maxTransactionAttempts = 5;
@@ -44,6 +54,11 @@ const maxTransactionAttempts = 5;
  */
 export class Database implements Queryable {
   readonly pool: pg.Pool;
+  /**
+   * Searches run here and nowhere else: however many searches are queued, they cannot take the
+   * connections HL7, DICOM and MPPS intake need from `pool` (issue 26 point 2).
+   */
+  readonly searchPool: pg.Pool;
   /** Committed changes to credentials (API keys, users, sites, integration clients), for caches. */
   readonly credentialChanges: ChangeFeed;
   readonly #maxConnections: number;
@@ -61,8 +76,16 @@ export class Database implements Queryable {
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
     });
+    this.searchPool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.searchConnections ?? 5,
+      application_name: `${options.applicationName ?? 'clinical-gateway'} search`,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+    });
     // An idle client losing its server must not crash the process; the next query reconnects.
     this.pool.on('error', () => {});
+    this.searchPool.on('error', () => {});
   }
 
   async query<Row extends pg.QueryResultRow = pg.QueryResultRow>(
@@ -91,35 +114,14 @@ export class Database implements Queryable {
       } catch (error) {
         throw translate(error);
       }
-      let broken = false;
-      // While checked out, a client has no pool listener: a backend terminated mid-transaction
-      // would emit an unhandled 'error' and take the process down. The failing query rejects too.
-      const onClientError = () => {
-        broken = true;
-      };
-      client.on('error', onClientError);
       try {
-        if (!begun) await client.query(begin);
-        const tx = Object.assign(Object.create(null), {
-          inTransaction: true as const,
-          query: (text: string | pg.QueryConfig, values?: unknown[]) => client.query(text as string, values),
-        }) as Transaction;
-        const result = await work(tx);
-        await client.query('COMMIT');
-        return result;
+        return await runOn(client, begun ? undefined : begin, work);
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
         if (isRetryableTransactionError(error) && attempt < maxTransactionAttempts) {
           await delay(attempt * 10 + Math.random() * 20);
           continue;
         }
-        if (isTransientDatabaseError(error)) broken = true;
         throw translate(error);
-      } finally {
-        client.off('error', onClientError);
-        client.release(broken);
       }
     }
   }
@@ -138,6 +140,28 @@ export class Database implements Queryable {
     return new TransactionAhead(pool, beginStatement(isolation), () => this.#heldAhead--);
   }
 
+  /**
+   * Runs a search's statements in one read-only transaction on the search pool, each statement
+   * bounded by the budget's statement_timeout and work_mem. A statement cancelled by the timeout
+   * leaves as StatementTimeoutError.
+   */
+  async search<T>(budget: SearchBudget, work: (tx: Queryable) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.searchPool.connect();
+    } catch (error) {
+      throw translate(error);
+    }
+    try {
+      // SET LOCAL takes no parameters; both values are validated numbers and sizes (config/limits.ts).
+      const begin = `BEGIN READ ONLY; SET LOCAL statement_timeout = ${Math.trunc(budget.timeoutMs)}; SET LOCAL work_mem = '${budget.workMem.replace(/[^0-9A-Za-z]/g, '')}'`;
+      return await runOn(client, begin, work);
+    } catch (error) {
+      if (isStatementTimeout(error)) throw new StatementTimeoutError(budget.timeoutMs, { cause: error });
+      throw translate(error);
+    }
+  }
+
   /** True when the server answers a trivial query. */
   async isReachable(): Promise<boolean> {
     try {
@@ -152,7 +176,7 @@ export class Database implements Queryable {
     if (this.#closed) return;
     this.#closed = true;
     await this.credentialChanges.close();
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.searchPool.end()]);
   }
 }
 
@@ -163,6 +187,39 @@ export class Database implements Queryable {
  */
 export function noteCredentialChange(db: Queryable): void {
   if (db instanceof Database) db.credentialChanges.noteLocalChange();
+}
+
+/**
+ * Runs `work` between `begin` (undefined: already begun) and COMMIT on a checked-out client, rolls
+ * back on failure and releases the client, discarding it when its connection may be unusable.
+ */
+async function runOn<T>(client: pg.PoolClient, begin: string | undefined, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  let broken = false;
+  // While checked out, a client has no pool listener: a backend terminated mid-transaction
+  // would emit an unhandled 'error' and take the process down. The failing query rejects too.
+  const onClientError = () => {
+    broken = true;
+  };
+  client.on('error', onClientError);
+  try {
+    if (begin !== undefined) await client.query(begin);
+    const tx = Object.assign(Object.create(null), {
+      inTransaction: true as const,
+      query: (text: string | pg.QueryConfig, values?: unknown[]) => client.query(text as string, values),
+    }) as Transaction;
+    const result = await work(tx);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    if (isTransientDatabaseError(error)) broken = true;
+    throw error;
+  } finally {
+    client.off('error', onClientError);
+    client.release(broken);
+  }
 }
 
 function translate(error: unknown): unknown {

@@ -54,3 +54,19 @@ export function uniqueViolation(error: unknown): { constraint: string } | undefi
   if (e?.code === '23505') return { constraint: typeof e.constraint === 'string' ? e.constraint : '' };
   return undefined;
 }
+
+/** A statement cancelled by its statement_timeout: the work asked for was too costly. */
+export class StatementTimeoutError extends Error {
+  override readonly name = 'StatementTimeoutError';
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number, options?: { cause?: unknown }) {
+    super(`the statement ran longer than ${timeoutMs} ms and was cancelled`, options);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** 57014 query_canceled with the statement_timeout message (a cancel request has another). */
+export function isStatementTimeout(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | undefined;
+  return e?.code === '57014' && typeof e.message === 'string' && /statement timeout/.test(e.message);
+}

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { SiteContext } from '../../domain/site-context.ts';
 import type { Database } from '../../storage/database.ts';
 import type { StorageLayout } from '../storage/layout.ts';
+import type { StoreLimits } from '../storage/store-limits.ts';
 
 /** What a DIMSE service handler knows about the association it serves. */
 export interface AssociationContext {
@@ -10,6 +11,7 @@ export interface AssociationContext {
   database: Database;
   logger: Logger;
   layout: StorageLayout;
+  storeLimits: StoreLimits;
   callingAeTitle: string;
   remoteAddress: string;
 }

@@ -12,6 +12,7 @@ import type { Database } from '../../storage/database.ts';
 import { TransientStorageError } from '../../storage/errors.ts';
 import { CommandSetError } from '../dimse/command-set.ts';
 import type { StorageLayout } from '../storage/layout.ts';
+import type { StoreLimits } from '../storage/store-limits.ts';
 import { applicationContextUid } from '../uids.ts';
 import { parseAssociateRequest, type AssociateRequest } from '../upper-layer/associate-rq.ts';
 import { encodeAbort, encodeAssociateAccept, encodeAssociateReject, encodeReleaseResponse } from '../upper-layer/pdu-encode.ts';
@@ -37,6 +38,7 @@ export interface ConnectionDependencies {
   logger: Logger;
   layout: StorageLayout;
   limits: AssociationLimits;
+  storeLimits: StoreLimits;
 }
 
 /** The A-ASSOCIATE-RQ is bounded separately: it carries at most 128 contexts and user items. */
@@ -66,6 +68,11 @@ export class DicomConnection {
     this.#reader = socket[Symbol.asyncIterator]();
   }
 
+  /** True once an A-ASSOCIATE-RQ was accepted on this connection. */
+  get associated(): boolean {
+    return this.#exchange !== undefined;
+  }
+
   /** Ends the connection after the message in progress, if any (listener shutdown). */
   shutdown(): void {
     this.#shuttingDown = true;
@@ -82,7 +89,9 @@ export class DicomConnection {
     socket.setNoDelay(true); // PS3.8 does not ask for Nagle; small responses must not wait for ACKs.
     socket.on('error', (error) => this.#logger.debug({ err: error }, 'socket error'));
     try {
-      const request = await this.#nextPdu(this.#deps.settings.artimTimeoutMs);
+      // One deadline for the whole A-ASSOCIATE-RQ, not per read: a byte every few seconds must
+      // not hold the connection open (issue 26 point 3; PS3.8 9.1.5 ARTIM runs until the RQ is in).
+      const request = await this.#nextPdu(this.#deps.settings.artimTimeoutMs, true);
       if (!request) return;
       if (request.type !== pduType.associateRq) throw new UpperLayerError('expected A-ASSOCIATE-RQ', abortReason.unexpectedPdu);
       const exchange = await this.#associate(parseAssociateRequest(pduBody(request)));
@@ -156,6 +165,7 @@ export class DicomConnection {
       database: this.#deps.database,
       logger: this.#logger.child({ siteId: site.id }),
       layout: this.#deps.layout,
+      storeLimits: this.#deps.storeLimits,
       callingAeTitle,
       remoteAddress: this.#remoteAddress,
     };
@@ -175,12 +185,16 @@ export class DicomConnection {
     return new MessageExchange(context, negotiation.accepted, request.maxPduLength);
   }
 
-  /** The next whole PDU; undefined when the peer closed cleanly between PDUs. */
-  async #nextPdu(timeoutMs: number): Promise<Pdu | undefined> {
+  /**
+   * The next whole PDU; undefined when the peer closed cleanly between PDUs. `timeoutMs` bounds
+   * each read, or with `fixedDeadline` the whole PDU.
+   */
+  async #nextPdu(timeoutMs: number, fixedDeadline = false): Promise<Pdu | undefined> {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       const pdu = this.#framer.next();
       if (pdu) return pdu;
-      const chunk = await this.#read(timeoutMs);
+      const chunk = await this.#read(fixedDeadline ? Math.max(0, deadline - Date.now()) : timeoutMs);
       if (chunk === undefined) {
         if (this.#framer.pendingBytes > 0) throw new UpperLayerError('connection closed in the middle of a PDU', abortReason.invalidPduParameterValue);
         return undefined;
@@ -226,8 +240,9 @@ export class DicomConnection {
   /** After RJ or RP the peer closes the connection; ARTIM bounds the wait (PS3.8 9.2.3, Sta13). */
   async #linger(): Promise<void> {
     this.#socket.end();
+    const deadline = Date.now() + this.#deps.settings.artimTimeoutMs;
     try {
-      while ((await this.#read(this.#deps.settings.artimTimeoutMs)) !== undefined) {
+      while ((await this.#read(Math.max(0, deadline - Date.now()))) !== undefined) {
         // Anything the peer still sends after RJ or RP is read and dropped.
       }
     } catch {

@@ -49,6 +49,12 @@ export async function beginStore(association: AssociationContext, context: Accep
   if (!isLenientDicomUid(sopInstanceUid)) {
     return discardingReceiver({ status: status.cannotUnderstand, errorComment: 'Affected SOP Instance UID is not a UID' });
   }
+  // PS3.4 B.2.3: 0xA7xx "Refused: Out of Resources" is the status C-STORE has for storage the SCP
+  // cannot give; the comment says which limit, so an operator reading the modality's log knows.
+  if (await association.storeLimits.belowFreeSpaceFloor().catch(() => false)) {
+    association.logger.warn({ sopInstanceUid }, 'C-STORE refused: free disk space under the data directory is below CG_DICOM_MIN_FREE_DISK');
+    return discardingReceiver({ status: status.outOfResources, errorComment: 'Out of resources: storage is nearly full; retry later' });
+  }
   let file: IncomingFile;
   try {
     const { layout, site } = association;
@@ -69,17 +75,33 @@ export async function beginStore(association: AssociationContext, context: Accep
     ahead = undefined;
   };
   const slow = ahead ? setTimeout(giveBack, holdTransactionAhead.ms).unref() : undefined;
+  const { maxInstanceBytes } = association.storeLimits;
+  let oversized: Promise<void> | undefined;
   return {
     write: (fragment) => {
       received += fragment.length;
       if (received > holdTransactionAhead.bytes) giveBack();
+      if (received > maxInstanceBytes) {
+        // PS3.7 9.1.1: the response follows the whole data set, so the rest is read and dropped;
+        // the association stays usable for the next instance, and nothing of this one is kept.
+        if (!oversized) {
+          association.logger.warn({ sopInstanceUid, limit: maxInstanceBytes }, 'C-STORE data set over CG_DICOM_MAX_INSTANCE_SIZE: discarding it');
+          oversized = file.discard();
+        }
+        return oversized;
+      }
       return file.write(fragment);
     },
     abandon: () => {
       giveBack();
-      return file.discard();
+      return oversized ?? file.discard();
     },
     finish: async () => {
+      if (oversized) {
+        giveBack();
+        await oversized;
+        return { status: status.outOfResources, errorComment: `Out of resources: data set over the ${maxInstanceBytes}-byte limit` }; // LO: 64 characters
+      }
       try {
         clearTimeout(slow);
         return await finishStore(association, context, file, sopClassUid, sopInstanceUid, ahead);

@@ -196,8 +196,8 @@ function conditionSql(sql: SqlBuilder, condition: SearchCondition): string {
             value.prefix,
             'r.last_updated',
             'r.last_updated',
-            () => `${sql.add(value.start.toISOString())}::timestamptz`,
-            () => `${sql.add(value.end.toISOString())}::timestamptz`,
+            () => `${sql.add(timestampText(value.start))}::timestamptz`,
+            () => `${sql.add(timestampText(value.end))}::timestamptz`,
             false,
           ),
         )
@@ -240,6 +240,19 @@ function rangeSql(
     case 'ge':
       return `${high} >= ${start()}`;
   }
+}
+
+/**
+ * An instant as PostgreSQL reads it. FHIR instants run from year 1 to 9999, but a range bound can
+ * fall outside (9999-12-31T23:59:59Z ends at year 10000; 0001-01-01T00:00:00+14:00 starts in
+ * year 0 UTC), which toISOString writes in a form PostgreSQL refuses. No stored instant lies out
+ * there, so such a bound is the infinity on its side and every comparison stays exact.
+ */
+function timestampText(instant: Date): string {
+  const year = instant.getUTCFullYear();
+  if (year > 9999) return 'infinity';
+  if (year < 1) return '-infinity';
+  return instant.toISOString();
 }
 
 function escapeLike(value: string): string {

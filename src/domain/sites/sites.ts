@@ -68,7 +68,7 @@ function normalizeName(name: string): string {
 function translateUniqueViolation(error: unknown): never {
   const violation = uniqueViolation(error);
   if (violation?.constraint === 'site_name_key') throw new DomainError('conflict', 'a site with this name already exists', [{ message: 'a site with this name already exists', location: 'name' }]);
-  if (violation?.constraint === 'site_ae_title_key') throw new DomainError('conflict', 'another site already uses this DICOM AE title', [{ message: 'another site already uses this DICOM AE title', location: 'ae_title' }]);
+  if (violation?.constraint === 'site_ae_title_any_case_key') throw new DomainError('conflict', 'another site already uses this DICOM AE title', [{ message: 'another site already uses this DICOM AE title', location: 'ae_title' }]);
   throw error;
 }
 
@@ -152,9 +152,12 @@ export async function findSiteById(db: Queryable, id: string): Promise<Site | un
   return rows[0] ? toSite(rows[0]) : undefined;
 }
 
-/** The site whose AE title is this called AE title (trailing spaces are padding: PS3.8 9.3.2). */
+/**
+ * The site whose AE title is this called AE title (trailing spaces are padding: PS3.8 9.3.2), in
+ * its exact case; the upper() term lets the lookup use the any-case unique index (migration 0560).
+ */
 export async function findSiteByAeTitle(db: Queryable, aeTitle: string): Promise<Site | undefined> {
-  const { rows } = await db.query<SiteRow>(`SELECT ${columns} FROM site WHERE ae_title = $1`, [aeTitle.trim()]);
+  const { rows } = await db.query<SiteRow>(`SELECT ${columns} FROM site WHERE upper(ae_title) = upper($1) AND ae_title = $1`, [aeTitle.trim()]);
   return rows[0] ? toSite(rows[0]) : undefined;
 }
 

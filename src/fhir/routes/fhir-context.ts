@@ -3,6 +3,7 @@ import { resourceStore, type ResourceStore } from '../../domain/records/resource
 import type { SiteContext } from '../../domain/site-context.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import { siteContextOf } from '../../platform/http/site-context.ts';
+import { KeyedLimit } from '../../platform/keyed-limit.ts';
 import type { Services } from '../../platform/services.ts';
 import { loadPagingSecret } from '../search/paging-secret.ts';
 
@@ -10,12 +11,15 @@ import { loadPagingSecret } from '../search/paging-secret.ts';
 export interface FhirContext {
   services: Services;
   pagingSecret(): Promise<Buffer>;
+  /** Searches running per API key in this process (issue 26 point 2). */
+  searches: KeyedLimit;
 }
 
 export function createFhirContext(services: Services): FhirContext {
   let secret: Promise<Buffer> | undefined;
   return {
     services,
+    searches: new KeyedLimit(Number.MAX_SAFE_INTEGER, services.config.limits.search.perKeyConcurrency),
     pagingSecret() {
       secret ??= loadPagingSecret(services.database).catch((error: unknown) => {
         secret = undefined; // a database outage must not poison the cache

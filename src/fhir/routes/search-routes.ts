@@ -1,16 +1,27 @@
 import type { Resource } from '@medplum/fhirtypes';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { SearchPosition } from '../../domain/records/resource-store.ts';
+import type { SearchPosition, SearchRequest } from '../../domain/records/resource-store.ts';
+import type { SiteContext } from '../../domain/site-context.ts';
+import type { Queryable } from '../../storage/database.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import { resultParameters, type FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { searchDiagnosticReports } from '../diagnostic-report/search-reports.ts';
 import { baseUrl, sendJson } from '../http/resource-response.ts';
 import { decodePageToken, encodePageToken, type PageState } from '../search/paging-token.ts';
-import { parseSearch } from '../search/parse-search.ts';
+import { parseSearch, type ParsedSearch } from '../search/parse-search.ts';
+import { checkSearchBudget } from '../search/search-budget.ts';
 import { queryString, searchsetBundle } from '../search/search-bundle.ts';
+import { resourceStore } from '../../domain/records/resource-store.ts';
+import { describeActor } from '../../domain/site-context.ts';
 import { auditFhirAccess } from './access-audit.ts';
-import { formPairs, preference, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
+import { formPairs, preference, queryPairs, siteOf, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, handlingHeader, resourceResponses, unsupportedParameterPolicy, unsupportedParameterResponse } from './route-options.ts';
+
+/**
+ * A _search body carries what a URL would (http.html#search): no more than the 16 KiB request
+ * line and headers Node accepts, so POST is no way around the bounds of GET.
+ */
+export const maxSearchBodyBytes = 16 * 1024;
 
 /**
  * search-type over GET and POST _search (https://hl7.org/fhir/R4/http.html#search). The next
@@ -42,7 +53,10 @@ export function registerSearchRoutes(app: FastifyInstance, context: FhirContext,
 
   app.post(
     `/fhir/${type}/_search`,
-    fhirRoute({ ...schema, summary: `Search ${type} with form-encoded parameters`, body: { type: 'object', description: 'application/x-www-form-urlencoded search parameters' } }),
+    fhirRoute(
+      { ...schema, summary: `Search ${type} with form-encoded parameters`, body: { type: 'object', description: 'application/x-www-form-urlencoded search parameters' } },
+      { bodyLimit: maxSearchBodyBytes },
+    ),
     async (request, reply) => {
       const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== 'application/x-www-form-urlencoded') {
@@ -69,36 +83,25 @@ async function search(
     state = decodePageToken(await context.pagingSecret(), site.siteId, definition.type, token);
     pairs = [...state.criteria, ...state.control];
   }
+  const limits = context.services.config.limits.search;
+  checkSearchBudget(pairs, limits);
   const parsed = parseSearch(definition, pairs, preference(request, 'handling') !== 'lenient');
   const firstUrl = `${base}/${definition.type}${queryString([...parsed.criteria, ...parsed.control])}`;
   const selfUrl = token === undefined ? firstUrl : `${base}/${definition.type}${queryString([['_page', token]])}`;
 
-  let resources: Resource[];
-  let total: number | undefined;
-  let next: PageState['position'] | undefined;
-  if (definition.stored) {
-    const result = await storeFor(context, request).search({
-      type: definition.type as Parameters<ReturnType<typeof storeFor>['search']>[0]['type'],
-      conditions: parsed.conditions,
-      sort: parsed.sort,
-      count: parsed.count,
-      total: parsed.total,
-      ...(state ? { after: state.position as SearchPosition } : {}),
+  const caller = describeActor(site.actor);
+  if (!context.searches.acquire(caller)) {
+    throw new HttpProblem(429, 'throttled', `this API key already has ${limits.perKeyConcurrency} searches running; wait for one to finish`, {
+      headers: { 'retry-after': '1' },
     });
-    resources = result.resources;
-    total = result.total;
-    next = parsed.count > 0 ? result.next : undefined;
-  } else {
-    const position = state?.position;
-    const result = await searchDiagnosticReports(context.services.database, site, parsed.conditions, {
-      count: parsed.count,
-      offset: position?.offset ?? 0,
-      ...(position?.afterId ? { afterId: position.afterId } : {}),
-    });
-    resources = result.resources;
-    total = parsed.total !== 'none' ? result.total : undefined;
-    next = result.next ? { seq: '0', ...result.next } : undefined;
   }
+  let found: { resources: Resource[]; total: number | undefined; next: PageState['position'] | undefined };
+  try {
+    found = await context.services.database.search(limits, (db) => runSearch(db, definition, site, parsed, state));
+  } finally {
+    context.searches.release(caller);
+  }
+  const { resources, total, next } = found;
   auditFhirAccess(context, request, 'search', definition.type, resources, queryString([...parsed.criteria, ...parsed.control]));
   let nextUrl: string | undefined;
   if (next) {
@@ -115,4 +118,36 @@ async function search(
     200,
     searchsetBundle({ base, resources, ...(total !== undefined ? { total } : {}), selfUrl, ...(nextUrl ? { nextUrl } : {}), ignored: parsed.ignored }),
   );
+}
+
+/** The statements of one search, on the connection `Database.search` gives (its budget applies). */
+async function runSearch(
+  db: Queryable,
+  definition: FhirResourceDefinition,
+  site: SiteContext,
+  parsed: ParsedSearch,
+  state: PageState | undefined,
+): Promise<{ resources: Resource[]; total: number | undefined; next: PageState['position'] | undefined }> {
+  if (definition.stored) {
+    const result = await resourceStore(db, site).search({
+      type: definition.type as SearchRequest['type'],
+      conditions: parsed.conditions,
+      sort: parsed.sort,
+      count: parsed.count,
+      total: parsed.total,
+      ...(state ? { after: state.position as SearchPosition } : {}),
+    });
+    return { resources: result.resources, total: result.total, next: parsed.count > 0 ? result.next : undefined };
+  }
+  const position = state?.position;
+  const result = await searchDiagnosticReports(db, site, parsed.conditions, {
+    count: parsed.count,
+    offset: position?.offset ?? 0,
+    ...(position?.afterId ? { afterId: position.afterId } : {}),
+  });
+  return {
+    resources: result.resources,
+    total: parsed.total !== 'none' ? result.total : undefined,
+    next: result.next ? { seq: '0', ...result.next } : undefined,
+  };
 }

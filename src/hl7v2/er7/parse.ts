@@ -90,7 +90,10 @@ export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult 
     if (segments.length === 0 && name !== 'MSH') break;
     const sequence = (counts.get(name) ?? 0) + 1;
     counts.set(name, sequence);
-    segments.push({ name, position: segments.length + 1, sequence, fields: splitFields(line, name, delimiters, charsetResult.charset), raw: line });
+    const fields = splitFields(line, name, delimiters, charsetResult.charset);
+    // A hex escape (\X00\) can make a NUL too, so leaves are checked when an escape is present.
+    if (line.includes('\0') || line.includes(delimiters.escape)) problems.push(...replaceNuls(fields, name, sequence));
+    segments.push({ name, position: segments.length + 1, sequence, fields, raw: line });
   }
   if (segments.length === 0) return { problems };
   return { message: { delimiters, charset: charsetResult.charset, segments }, problems };
@@ -202,4 +205,28 @@ function splitField(text: string, d: Delimiters, charset: SupportedCharset): Fie
     field[r] = repetition;
   }
   return field;
+}
+
+/**
+ * NUL is no character of HL7 v2 text (section 2.7: data values are displayable characters) and
+ * cannot be stored as text: each field holding one is an error at its location (AE, never a
+ * "retry later" that the sender would repeat for ever), and the NUL is replaced (U+FFFD) so that
+ * the acknowledgement and the log can quote the value.
+ */
+function replaceNuls(fields: Field[], segment: string, sequence: number): Problem[] {
+  const problems: Problem[] = [];
+  fields.forEach((field, index) => {
+    let found = false;
+    for (const repetition of field) {
+      for (const component of repetition) {
+        for (let leaf = 0; leaf < component.length; leaf++) {
+          if (!component[leaf]!.includes('\0')) continue;
+          component[leaf] = component[leaf]!.replaceAll('\0', '\uFFFD');
+          found = true;
+        }
+      }
+    }
+    if (found) problems.push(error(errorCodes.dataTypeError, `${segment}-${index} contains a NUL character, which HL7 v2 text cannot hold`, { segment, sequence, field: index }));
+  });
+  return problems;
 }

@@ -92,6 +92,11 @@ export class FrameScanner {
     return this.#size;
   }
 
+  /** Bytes of the unfinished frame held in memory (an oversized frame keeps only its head). */
+  get heldBytes(): number {
+    return this.#kept;
+  }
+
   #beginFrame(): void {
     this.#inFrame = true;
     this.#chunks = [];

@@ -20,6 +20,7 @@ import { errorCodes, error } from '../problems.ts';
 import { addressIsRegistered, authorizeSender } from './authorize.ts';
 import { frame, FrameScanner, type ScanEvent } from './frame-scanner.ts';
 import { unmapIpv4 } from '../../domain/clients/ip-allow-list.ts';
+import { FairConnectionSlots } from '../../platform/fair-connection-slots.ts';
 
 export interface MllpListenerOptions {
   host: string;
@@ -27,6 +28,41 @@ export interface MllpListenerOptions {
   maxFrameBytes?: number;
   /** Close a connection that sends nothing for this long. */
   idleTimeoutMs?: number;
+  /** Overrides of CG_MLLP_MAX_CONNECTIONS, CG_MLLP_MAX_CONNECTIONS_PER_ADDRESS, CG_MLLP_UNFINISHED_BYTES. */
+  maxConnections?: number;
+  maxConnectionsPerAddress?: number;
+  unfinishedFrameBytes?: number;
+}
+
+/**
+ * Bytes of frames received and not yet handled, across every connection: unfinished frames and
+ * complete ones waiting their turn. One sender's connections each holding most of a large
+ * message must not take the process's memory (issue 26 point 5).
+ */
+class FrameMemory {
+  readonly limit: number;
+  used = 0;
+  /** Connections holding frame bytes, with how many. */
+  readonly holders = new Map<Connection, number>();
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /**
+   * Makes room for `growth` more bytes of `grower` by closing the connections holding the most,
+   * largest first (like an OOM killer, it picks whoever holds the most): one sender's many large
+   * unfinished frames cannot keep another's small message out. False when `grower` itself holds
+   * the most: it is the one to close.
+   */
+  makeRoom(grower: Connection, growth: number): boolean {
+    while (this.used + growth > this.limit) {
+      let largest: Connection | undefined;
+      for (const [holder, bytes] of this.holders) if (holder !== grower && bytes > (largest ? this.holders.get(largest)! : 0)) largest = holder;
+      if (!largest || this.holders.get(largest)! <= (this.holders.get(grower) ?? 0) + growth) return false;
+      largest.evict('unfinished frames over CG_MLLP_UNFINISHED_BYTES, and this connection holds the most');
+    }
+    return true;
+  }
 }
 
 export interface RunningMllpListener {
@@ -44,15 +80,38 @@ export async function startMllpListener(services: Services, options: MllpListene
   // on the event loop): load them before accepting, not while the first message waits.
   loadStructureDefinitions();
   const connections = new Set<Connection>();
+  const configured = services.config.limits.mllp;
+  // Counted from accept, before the address is even checked: unregistered peers hold a socket too.
+  // Only an idle connection makes room: one with a message on its way or in hand keeps its slot.
+  const slots = new FairConnectionSlots<Connection>(
+    options.maxConnections ?? configured.maxConnections,
+    options.maxConnectionsPerAddress ?? configured.maxConnectionsPerAddress,
+    (connection) => connection.idle,
+  );
+  const memory = new FrameMemory(options.unfinishedFrameBytes ?? configured.unfinishedFrameBytes);
   let closing = false;
   const server: Server = createServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 }, (socket) => {
     if (closing) {
       socket.destroy();
       return;
     }
-    const connection = new Connection(socket, services, logger, options);
+    // MLLP has no way to refuse a connection in words before a frame: it is closed, and the
+    // sender, holding its message unacknowledged, sends it again later.
+    const remote = unmapIpv4(socket.remoteAddress ?? '');
+    const connection = new Connection(socket, services, logger, options, memory);
+    const slot = slots.admit(remote, connection);
+    if (!slot.admitted) {
+      logger.warn({ remote, perAddress: slots.maxPerAddress, total: slots.maxTotal, reason: slot.reason }, 'MLLP connection refused: connection limit reached');
+      socket.destroy();
+      return;
+    }
+    if (slot.evicted) slot.evicted.evict('idle, and its slot was needed by a new connection');
     connections.add(connection);
-    socket.once('close', () => connections.delete(connection));
+    socket.once('close', () => {
+      connections.delete(connection);
+      connection.releaseMemory();
+      slots.release(remote, connection);
+    });
     connection.start();
   });
   server.on('error', (err) => logger.error({ err }, 'MLLP listener error'));
@@ -90,9 +149,13 @@ class Connection {
   #busy = false;
   #ending = false;
   #authorizedAddress: Promise<boolean> | undefined;
+  readonly #memory: FrameMemory;
+  /** This connection's share of `#memory`: its unfinished frame and its queued frames. */
+  #held = 0;
 
-  constructor(socket: Socket, services: Services, logger: Logger, options: MllpListenerOptions) {
+  constructor(socket: Socket, services: Services, logger: Logger, options: MllpListenerOptions, memory: FrameMemory) {
     this.#socket = socket;
+    this.#memory = memory;
     this.#services = services;
     this.#remote = unmapIpv4(socket.remoteAddress ?? '');
     this.#logger = logger.child({ remote: this.#remote, remotePort: socket.remotePort });
@@ -128,6 +191,13 @@ class Connection {
     );
     socket.on('data', (chunk: Buffer) => {
       for (const event of this.#scanner.push(chunk)) this.#queue.push(event);
+      if (!this.#account()) {
+        this.#logger.warn({ held: this.#held, budget: this.#memory.limit }, 'MLLP frames in memory over CG_MLLP_UNFINISHED_BYTES; connection closed, nothing was stored');
+        this.#queue = [];
+        this.releaseMemory();
+        socket.destroy();
+        return;
+      }
       if (this.#queue.length >= maxQueuedFrames) socket.pause();
       this.#drain();
     });
@@ -136,6 +206,46 @@ class Connection {
       this.#ending = true;
       void this.#working.then(() => socket.end());
     });
+  }
+
+  /**
+   * Brings this connection's share of the frame memory up to date; false when the growth does
+   * not fit the budget (the connection that grows over it is the one closed).
+   */
+  #account(): boolean {
+    if (this.#socket.destroyed) {
+      this.releaseMemory();
+      return true;
+    }
+    let held = this.#scanner.heldBytes;
+    for (const event of this.#queue) held += event.kind === 'frame' ? event.payload.length : event.kind === 'oversized' ? event.head.length : 0;
+    const growth = held - this.#held;
+    if (growth > 0 && !this.#memory.makeRoom(this, growth)) return false;
+    this.#memory.used += growth;
+    this.#held = held;
+    if (held > 0) this.#memory.holders.set(this, held);
+    else this.#memory.holders.delete(this);
+    return true;
+  }
+
+  /** Nothing received and not yet answered: no unfinished frame, no queued or running message. */
+  get idle(): boolean {
+    return this.#held === 0 && this.#scanner.bufferedBytes === 0 && this.#queue.length === 0 && !this.#busy;
+  }
+
+  /** Gives this connection's share of the frame memory back (closed). */
+  releaseMemory(): void {
+    this.#memory.used -= this.#held;
+    this.#held = 0;
+    this.#memory.holders.delete(this);
+  }
+
+  /** Closed to make room for others; its unacknowledged message is sent again by its sender. */
+  evict(why: string): void {
+    this.#logger.warn({ held: this.#held }, `MLLP connection closed: ${why}; nothing of its unfinished message was stored`);
+    this.#queue = [];
+    this.releaseMemory();
+    this.#socket.destroy();
   }
 
   /** Stop reading, finish what is queued, then close. */
@@ -159,6 +269,7 @@ class Connection {
         while (this.#queue.length > 0 && !this.#socket.destroyed) {
           const event = this.#queue.shift()!;
           await this.#handle(event);
+          this.#account();
           if (this.#queue.length < maxQueuedFrames / 2 && !this.#ending) this.#socket.resume();
         }
       } catch (err) {

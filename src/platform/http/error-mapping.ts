@@ -1,6 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { DomainError, ServiceBusyError, type DomainErrorCode } from '../../domain/errors.ts';
-import { TransientStorageError, isTransientDatabaseError } from '../../storage/errors.ts';
+import { StatementTimeoutError, TransientStorageError, isTransientDatabaseError } from '../../storage/errors.ts';
 import { HttpProblem } from './http-problem.ts';
 
 export interface MappedError {
@@ -42,6 +42,15 @@ export function mapError(error: unknown): MappedError {
   }
   if (error instanceof ServiceBusyError) {
     return { statusCode: 503, code: 'busy', message: error.message, headers: { 'retry-after': String(error.retryAfterSeconds) }, unexpected: false };
+  }
+  if (error instanceof StatementTimeoutError) {
+    // The request's own cost, not the service's health: a 4xx, so clients do not retry it as it is.
+    return {
+      statusCode: 400,
+      code: 'too-costly',
+      message: `the request needed more than ${error.timeoutMs / 1000} s of database time and was cancelled; narrow its criteria`,
+      unexpected: false,
+    };
   }
   if (error instanceof TransientStorageError || isTransientDatabaseError(error)) {
     return {

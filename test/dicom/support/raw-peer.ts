@@ -33,9 +33,9 @@ export class RawPeer {
     socket.on('error', () => {});
   }
 
-  static connect(port: number): Promise<RawPeer> {
+  static connect(port: number, localAddress = '127.0.0.1'): Promise<RawPeer> {
     return new Promise((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true }, () => resolve(new RawPeer(socket)));
+      const socket = connect({ host: '127.0.0.1', port, localAddress, allowHalfOpen: true }, () => resolve(new RawPeer(socket)));
       socket.once('error', reject);
     });
   }

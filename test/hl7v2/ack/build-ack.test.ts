@@ -59,6 +59,9 @@ test('control characters in echoed text become hexadecimal escapes and read back
   const ack = buildAck({ message: inbound, code: 'AE', text: 'rejected', problems: [error(errorCodes.dataTypeError, 'bad\x00byte\rand\ttab')] });
   assert.ok(!/[\x00\t]/.test(ack));
   assert.match(ack, /bad\\X00\\byte\\X0D\\and\\X09\\tab/);
-  const parsed = parseEr7(Buffer.from(ack), options).message!;
-  assert.equal(valueOf(segmentsNamed(parsed, 'ERR')[0], 8), 'bad\x00byte\rand\ttab');
+  const read = parseEr7(Buffer.from(ack), options);
+  // Read back, the CR and tab are as sent; a NUL is no HL7 text (issue 26 point 6): the reader
+  // marks it U+FFFD and reports the field.
+  assert.equal(valueOf(segmentsNamed(read.message!, 'ERR')[0], 8), 'bad\ufffdbyte\rand\ttab');
+  assert.ok(read.problems.some((p) => p.severity === 'E' && p.location?.segment === 'ERR' && p.location.field === 8));
 });

@@ -65,12 +65,13 @@ test('a re-sent message refused while planning gets the very same AE', async () 
   assert.equal((await listMessages(db.database, site)).messages.length, 1);
 });
 
-test('control characters echoed from the header are escaped in the ACK, which is logged', async () => {
+test('a NUL in the header is an error naming the field (issue 26 point 6); the ACK carries none and is logged', async () => {
   const site = await createTestSite(db.database);
   const raw = Buffer.from('MSH|^~\\&|LAB|HOSP|GATE\x00WAY|SITE|20240102030405||ADT^A01^ADT_A01|NUL-1|P|2.5.1\rPID|1||NUL1^^^H^MR||Null^Byte', 'latin1');
   const outcome = await send(site, raw);
-  assert.equal(outcome.ackCode, 'AA');
-  assert.match(outcome.ack, /^MSH\|\^~\\&\|GATE\\X00\\WAY\|SITE\|LAB\|HOSP\|/);
+  assert.equal(outcome.ackCode, 'AE');
+  assert.ok(outcome.errors.some((e) => e.location === 'MSH[1]-5'));
+  assert.match(outcome.ack, /^MSH\|\^~\\&\|GATE\uFFFDWAY\|SITE\|LAB\|HOSP\|/);
   assert.ok(!outcome.ack.includes('\x00'));
   const again = await send(site, raw);
   assert.equal(again.ack, outcome.ack);
