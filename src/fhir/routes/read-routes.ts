@@ -4,12 +4,15 @@ import { readReport } from '../../domain/imaging/reports.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { diagnosticReportOf } from '../diagnostic-report/report-view.ts';
-import { sendResource } from '../http/resource-response.ts';
+import { sendReadResource } from '../http/resource-response.ts';
 import { auditFhirAccess } from './access-audit.ts';
 import { siteOf, storeFor, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, idParams, resourceResponses } from './route-options.ts';
 
-/** read and vread (https://hl7.org/fhir/R4/http.html#read, #vread). */
+/**
+ * read and vread (https://hl7.org/fhir/R4/http.html#read, #vread), both conditional (#cread:
+ * If-None-Match, If-Modified-Since), and HEAD on both (Fastify answers HEAD from the GET route).
+ */
 export function registerReadRoutes(app: FastifyInstance, context: FhirContext, definition: FhirResourceDefinition): void {
   const { type } = definition;
   const notFound = (id: string, versionId?: string) => {
@@ -29,7 +32,7 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
       const resource = await readCurrent(request, request.params.id);
       if (!resource) throw notFound(request.params.id);
       auditFhirAccess(context, request, 'read', type, [resource]);
-      return sendResource(reply, 200, resource);
+      return sendReadResource(reply, resource);
     },
   );
 
@@ -52,7 +55,7 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
       }
       if (!resource) throw notFound(id, vid);
       auditFhirAccess(context, request, 'vread', type, [resource]);
-      return sendResource(reply, 200, resource);
+      return sendReadResource(reply, resource);
     },
   );
 }
