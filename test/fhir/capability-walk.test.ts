@@ -523,5 +523,11 @@ test('the OpenAPI document describes the 400 for unsupported parameters and the 
       .filter((parameter: { in: string }) => parameter.in === 'query')
       .map((parameter: { name: string }) => parameter.name);
     for (const parameter of resource.searchParam) assert.ok(queryNames.includes(parameter.name), `${resource.type} ${parameter.name} documented`);
+    const conditionalUpdate = document.paths[`/fhir/${resource.type}`].put;
+    assert.equal(Boolean(conditionalUpdate), resource.conditionalUpdate, `${resource.type}: conditional update documented exactly when claimed`);
+    if (conditionalUpdate) {
+      assert.ok(conditionalUpdate.responses['201'] && conditionalUpdate.responses['200'], `${resource.type}: conditional update answers documented`);
+      assert.match(conditionalUpdate.description, /Several matches: 412/, resource.type);
+    }
   }
 });
