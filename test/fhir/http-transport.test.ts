@@ -132,6 +132,16 @@ test('a compressed request body is inflated; an unknown or corrupt encoding is a
     assert.equal(refused.statusCode, status, encoding);
     assert.equal(refused.json().resourceType, 'OperationOutcome');
   }
+  // The body limit bounds the inflated size: 20 MiB of spaces gzip to about 20 KiB.
+  const inflated = JSON.stringify(patientBody('CZ-BOMB', { text: { status: 'generated', div: `<div xmlns="http://www.w3.org/1999/xhtml">${' '.repeat(20 * 1024 * 1024)}</div>` } }));
+  const bomb = await app.inject({
+    method: 'POST',
+    url: '/fhir/Patient',
+    headers: { 'x-api-key': client.key, 'content-type': 'application/fhir+json', 'content-encoding': 'gzip' },
+    payload: gzipSync(inflated),
+  });
+  assert.equal(bomb.statusCode, 413);
+  assert.equal(bomb.json().resourceType, 'OperationOutcome');
 });
 
 test('CORS is off by default: no CORS headers, and a preflight is not answered', async () => {
