@@ -523,6 +523,13 @@ test('the OpenAPI document describes the 400 for unsupported parameters and the 
       .filter((parameter: { in: string }) => parameter.in === 'query')
       .map((parameter: { name: string }) => parameter.name);
     for (const parameter of resource.searchParam) assert.ok(queryNames.includes(parameter.name), `${resource.type} ${parameter.name} documented`);
+    if (resource.conditionalRead === 'full-support') {
+      for (const read of [document.paths[`/fhir/${resource.type}/{id}`].get, document.paths[`/fhir/${resource.type}/{id}/_history/{vid}`].get]) {
+        assert.ok(read.responses['304'], `${resource.type}: the 304 of a conditional read documented`);
+        const names = read.parameters.filter((parameter: { in: string }) => parameter.in === 'header').map((parameter: { name: string }) => parameter.name);
+        assert.ok(names.includes('if-none-match') && names.includes('if-modified-since'), `${resource.type}: conditional read headers documented`);
+      }
+    }
     const conditionalUpdate = document.paths[`/fhir/${resource.type}`].put;
     assert.equal(Boolean(conditionalUpdate), resource.conditionalUpdate, `${resource.type}: conditional update documented exactly when claimed`);
     if (conditionalUpdate) {
