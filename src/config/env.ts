@@ -21,7 +21,12 @@ export interface GatewayConfig {
   tls?: { cert: Buffer; key: Buffer };
   docs: boolean;
   logLevel: string;
+<<<<<<< HEAD
   limits: GatewayLimits;
+=======
+  /** Browser origins allowed to call the FHIR API (CORS); empty: CORS is off. "*" allows any origin. */
+  fhirCorsOrigins: string[];
+>>>>>>> fhir-http
 }
 
 export { ConfigError };
@@ -76,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const docs = parseSwitch(env.CG_DOCS, true, 'CG_DOCS');
   const logLevel = (env.CG_LOG_LEVEL?.trim() || 'info').toLowerCase();
   if (!logLevels.has(logLevel)) throw new ConfigError(`CG_LOG_LEVEL must be one of ${[...logLevels].join(', ')}`);
+  const fhirCorsOrigins = parseOrigins(env.CG_FHIR_CORS_ORIGINS, 'CG_FHIR_CORS_ORIGINS');
   return {
     ...(env.CG_DATABASE_URL?.trim() ? { databaseUrl: env.CG_DATABASE_URL.trim() } : {}),
     dataDir: resolve(env.CG_DATA_DIR?.trim() || './data'),
@@ -86,7 +92,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     docs,
     logLevel,
     limits: loadLimits(env),
+    fhirCorsOrigins,
   };
+}
+
+/**
+ * A comma-separated list of origins (scheme://host[:port], RFC 6454 section 6.1), or "*". An
+ * origin must be written as browsers send it in the Origin header: no path, no trailing slash.
+ */
+function parseOrigins(value: string | undefined, variable: string): string[] {
+  const origins = (value ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
+  for (const origin of origins) {
+    if (origin === '*') continue;
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin.toLowerCase()) {
+      throw new ConfigError(`${variable}: ${JSON.stringify(origin)} is not an origin such as https://app.example.org (scheme, host and optional port; no path)`);
+    }
+  }
+  return [...new Set(origins.map((origin) => origin.toLowerCase()))];
 }
 
 /** Unset: the default; set but blank: the surface is not started. */

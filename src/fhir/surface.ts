@@ -5,6 +5,7 @@ import type { Services } from '../platform/services.ts';
 import { capabilityStatement } from './capability/capability-statement.ts';
 import { resourceDefinitions } from './capability/resource-definitions.ts';
 import { baseUrl, sendJson } from './http/resource-response.ts';
+import { registerCompression, registerCors } from './http/transport-plugins.ts';
 import { renderOperationOutcome } from './outcome.ts';
 import { createFhirContext } from './routes/fhir-context.ts';
 import { registerHistoryRoutes } from './routes/history-routes.ts';
@@ -31,6 +32,10 @@ export const fhirSurface: HttpSurface = {
     'server does not apply is refused with 400 and an OperationOutcome naming it, unless the request carries Prefer: handling=lenient.',
   auth: 'api-key',
   renderError: renderOperationOutcome,
+  async registerBeforeAuthentication(app: FastifyInstance, services: Services) {
+    await registerCors(app, services.config.fhirCorsOrigins);
+    await registerCompression(app);
+  },
   async register(app: FastifyInstance, services: Services) {
     // http.html#mime-type: application/fhir+json is the FHIR JSON type; application/json is accepted too.
     app.addContentTypeParser(['application/fhir+json', 'application/json+fhir'], { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
@@ -49,7 +54,7 @@ export const fhirSurface: HttpSurface = {
     app.get(
       '/fhir/metadata',
       fhirRoute({ summary: 'The CapabilityStatement of this server', tags: ['metadata'], response: resourceResponses('CapabilityStatement', 200) }, { public: true }),
-      async (request, reply) => sendJson(reply, 200, capabilityStatement(baseUrl(request), software)),
+      async (request, reply) => sendJson(reply, 200, capabilityStatement(baseUrl(request), software, { cors: services.config.fhirCorsOrigins.length > 0 })),
     );
     registerMethodNotAllowed(app, '/fhir/metadata', ['GET'], 'metadata');
 
@@ -60,7 +65,7 @@ export const fhirSurface: HttpSurface = {
       if (definition.interactions.includes('history-instance')) registerHistoryRoutes(app, context, definition);
       const writable = definition.interactions.includes('create');
       if (writable) registerWriteRoutes(app, context, definition);
-      registerMethodNotAllowed(app, `/fhir/${type}`, writable ? ['GET', 'POST'] : ['GET'], type);
+      registerMethodNotAllowed(app, `/fhir/${type}`, writable ? ['GET', 'POST', 'PUT'] : ['GET'], type);
       registerMethodNotAllowed(app, `/fhir/${type}/:id`, writable ? ['GET', 'PUT'] : ['GET'], type);
       registerMethodNotAllowed(app, `/fhir/${type}/:id/_history/:vid`, ['GET'], type);
       registerMethodNotAllowed(app, `/fhir/${type}/_search`, ['POST'], type);

@@ -62,6 +62,26 @@ test('docs/fhir.md: the examples create, read, update and search as their commen
         assert.match(stdout, /"given":\["Jane","Ann"\]/);
       },
     },
+    {
+      name: 'conditional update',
+      command: /-X PUT "\$FHIR\/Observation\?/,
+      check({ stdout }) {
+        assert.deepEqual(statusLines(stdout), [201, 200], 'no match creates, then the one match is updated');
+        assert.match(stdout, /"versionId":"2"/);
+      },
+    },
+    {
+      name: 'conditional read, HEAD, compression, CORS',
+      command: /If-None-Match/,
+      check({ stdout }) {
+        // 304 on the ETag, HEAD's 200 (consumed by sed), 304 on If-Modified-Since, the br headers, the CORS preflight.
+        assert.deepEqual(statusLines(stdout), [304, 304, 200, 204]);
+        assert.match(stdout, /^content-encoding: br\r?$/im);
+        assert.match(stdout, /\{\s*"resourceType": ?"CapabilityStatement"/);
+        assert.match(stdout, /^access-control-allow-origin: https:\/\/app\.example\.org\r?$/im);
+        assert.doesNotMatch(stdout, /access-control-allow-credentials/i);
+      },
+    },
   ], { values });
 });
 

@@ -485,11 +485,23 @@ test('every type, interaction, search parameter and flag the CapabilityStatement
       const conditional = await client.request('POST', `/fhir/${type}`, { body: seedData.bodies[type]!(seedData.patients.a), headers: { 'if-none-exist': `_id=${seedData.ids[type]!.a}` } });
       assert.equal(conditional.statusCode === 200 && conditional.json().id === seedData.ids[type]!.a, resource.conditionalCreate, `${type} conditionalCreate`);
     }
-    assert.equal(resource.conditionalRead, 'not-supported', `the walk cannot check conditionalRead ${resource.conditionalRead}`);
     const ifNoneMatch = await client.request('GET', a, { headers: { 'if-none-match': String(current.headers.etag) } });
-    assert.equal(ifNoneMatch.statusCode, 200, `${type} conditionalRead not-supported`);
-    assert.equal(resource.conditionalUpdate, false, 'the walk cannot check conditionalUpdate');
-    assert.ok((await client.request('PUT', `/fhir/${type}?_id=${seedData.ids[type]!.a}`, { body: current.json() })).statusCode >= 400, `${type} conditionalUpdate false`);
+    const ifModifiedSince = await client.request('GET', a, { headers: { 'if-modified-since': String(current.headers['last-modified']) } });
+    if (resource.conditionalRead === 'full-support') {
+      assert.equal(ifNoneMatch.statusCode, 304, `${type} conditionalRead full-support: If-None-Match`);
+      assert.equal(ifModifiedSince.statusCode, 304, `${type} conditionalRead full-support: If-Modified-Since`);
+    } else {
+      assert.equal(resource.conditionalRead, 'not-supported', `the walk cannot check conditionalRead ${resource.conditionalRead}`);
+      assert.equal(ifNoneMatch.statusCode, 200, `${type} conditionalRead not-supported`);
+    }
+    const conditionalUpdate = await client.request('PUT', `/fhir/${type}?_id=${seedData.ids[type]!.a}`, { body: current.json() });
+    if (resource.conditionalUpdate) {
+      assert.equal(conditionalUpdate.statusCode, 200, `${type} conditionalUpdate`);
+      assert.equal(conditionalUpdate.json().id, seedData.ids[type]!.a, `${type} conditionalUpdate: the match`);
+      assert.equal(Number(conditionalUpdate.json().meta.versionId), Number(current.json().meta.versionId) + 1, `${type} conditionalUpdate: a new version`);
+    } else {
+      assert.ok(conditionalUpdate.statusCode >= 400, `${type} conditionalUpdate false`);
+    }
     assert.equal(resource.conditionalDelete, 'not-supported', `the walk cannot check conditionalDelete ${resource.conditionalDelete}`);
     assert.ok((await client.request('DELETE', `/fhir/${type}?_id=${seedData.ids[type]!.a}`)).statusCode >= 400, `${type} conditionalDelete not-supported`);
     assert.equal((await client.request('GET', a)).statusCode, 200, `${type}: still there`);
@@ -511,5 +523,18 @@ test('the OpenAPI document describes the 400 for unsupported parameters and the 
       .filter((parameter: { in: string }) => parameter.in === 'query')
       .map((parameter: { name: string }) => parameter.name);
     for (const parameter of resource.searchParam) assert.ok(queryNames.includes(parameter.name), `${resource.type} ${parameter.name} documented`);
+    if (resource.conditionalRead === 'full-support') {
+      for (const read of [document.paths[`/fhir/${resource.type}/{id}`].get, document.paths[`/fhir/${resource.type}/{id}/_history/{vid}`].get]) {
+        assert.ok(read.responses['304'], `${resource.type}: the 304 of a conditional read documented`);
+        const names = read.parameters.filter((parameter: { in: string }) => parameter.in === 'header').map((parameter: { name: string }) => parameter.name);
+        assert.ok(names.includes('if-none-match') && names.includes('if-modified-since'), `${resource.type}: conditional read headers documented`);
+      }
+    }
+    const conditionalUpdate = document.paths[`/fhir/${resource.type}`].put;
+    assert.equal(Boolean(conditionalUpdate), resource.conditionalUpdate, `${resource.type}: conditional update documented exactly when claimed`);
+    if (conditionalUpdate) {
+      assert.ok(conditionalUpdate.responses['201'] && conditionalUpdate.responses['200'], `${resource.type}: conditional update answers documented`);
+      assert.match(conditionalUpdate.description, /Several matches: 412/, resource.type);
+    }
   }
 });

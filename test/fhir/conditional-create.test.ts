@@ -1,26 +1,11 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildFhirOrigin, fhirClient, patientBody } from './fhir-test-origin.ts';
+import { test } from 'node:test';
+import { fhirClient, patientBody, useListeningFhirOrigin } from './fhir-test-origin.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
-let origin: string;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const listening = useListeningFhirOrigin();
 
 test('50 parallel conditional creates with the same criteria make exactly one resource (real sockets)', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(listening.app, listening.db.database);
   const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody('CC-1') })).json();
   // An Observation: nothing but the conditional-create lock keeps these apart (no unique index).
   const body = JSON.stringify({
@@ -32,7 +17,7 @@ test('50 parallel conditional creates with the same criteria make exactly one re
   });
   const responses = await Promise.all(
     Array.from({ length: 50 }, () =>
-      fetch(`${origin}/fhir/Observation`, {
+      fetch(`${listening.url}/fhir/Observation`, {
         method: 'POST',
         headers: { 'content-type': 'application/fhir+json', 'x-api-key': client.key, 'if-none-exist': `patient=${patient.id}&code=http://loinc.org|718-7` },
         body,
@@ -48,7 +33,7 @@ test('50 parallel conditional creates with the same criteria make exactly one re
 });
 
 test('conditional create: one match returns it (200), several are a 412, criteria must be known', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(listening.app, listening.db.database);
   const first = (await client.request('POST', '/fhir/Patient', { body: patientBody('CC-2', { gender: 'male' }) })).json();
   const again = await client.request('POST', '/fhir/Patient', { body: patientBody('CC-2'), headers: { 'if-none-exist': 'identifier=urn:mrn|CC-2' } });
   assert.equal(again.statusCode, 200);

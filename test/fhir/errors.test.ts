@@ -141,8 +141,10 @@ test('404 for unknown types and paths, 405 with Allow for other methods on known
     ['DELETE', `/fhir/Patient/${patient.id}`, 'GET, PUT, HEAD'],
     ['PATCH', `/fhir/Patient/${patient.id}`, 'GET, PUT, HEAD'],
     ['POST', `/fhir/Patient/${patient.id}`, 'GET, PUT, HEAD'],
-    ['DELETE', '/fhir/Patient', 'GET, POST, HEAD'],
-    ['PUT', '/fhir/Observation', 'GET, POST, HEAD'],
+    // PUT on the type is conditional update (http.html#cond-update).
+    ['DELETE', '/fhir/Patient', 'GET, POST, PUT, HEAD'],
+    ['PATCH', '/fhir/Observation', 'GET, POST, PUT, HEAD'],
+    ['PUT', '/fhir/DiagnosticReport', 'GET, HEAD'],
     ['POST', '/fhir/DiagnosticReport', 'GET, HEAD'],
     ['PUT', '/fhir/DiagnosticReport/00000000-0000-4000-8000-000000000000', 'GET, HEAD'],
     ['DELETE', '/fhir/DiagnosticReport/00000000-0000-4000-8000-000000000000', 'GET, HEAD'],

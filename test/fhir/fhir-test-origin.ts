@@ -1,7 +1,10 @@
+import type { AddressInfo } from 'node:net';
+import { after, before } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { fhirSurface } from '../../src/fhir/surface.ts';
 import type { Database } from '../../src/storage/database.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { buildTestOrigin, createTestApiKey } from '../support/http.ts';
 import { createTestSite } from '../support/sites.ts';
 
@@ -39,3 +42,26 @@ export const patientBody = (identifier: string, extra: Record<string, unknown> =
   name: [{ family: 'Doe', given: ['Jane'] }],
   ...extra,
 });
+
+/** A FHIR origin listening on a loopback port for the tests of one file, made before them and closed after. */
+export interface ListeningFhirOrigin {
+  db: TestDatabase;
+  app: FastifyInstance;
+  /** http://127.0.0.1:{port} */
+  url: string;
+}
+
+export function useListeningFhirOrigin(): ListeningFhirOrigin {
+  const origin = {} as ListeningFhirOrigin;
+  before(async () => {
+    origin.db = await createTestDatabase();
+    origin.app = await buildFhirOrigin(origin.db.database);
+    await origin.app.listen({ port: 0, host: '127.0.0.1' });
+    origin.url = `http://127.0.0.1:${(origin.app.server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await origin.app.close();
+    await origin.db.drop();
+  });
+  return origin;
+}

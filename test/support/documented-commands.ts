@@ -26,7 +26,8 @@ export async function startDocumentedService(): Promise<DocumentedService> {
   const ports = Object.fromEntries(surfaces.map((surface) => [`CG_${surface.toUpperCase()}_PORT`, '0']));
   // The connectivity lookup tells modalities the configured DICOM port, so that one is a real port.
   ports.CG_DICOM_PORT = String(await freePort());
-  const service = await startServiceProcess({ CG_DATA_DIR: dataDir, ...ports }, surfaces.length);
+  // The browser-app origin docs/fhir.md's CORS example names.
+  const service = await startServiceProcess({ CG_DATA_DIR: dataDir, CG_FHIR_CORS_ORIGINS: 'https://app.example.org', ...ports }, surfaces.length);
   // The machine's PATH, without the checkout's node_modules/.bin that npm puts first when it runs
   // the tests: npx must find the pinned Node on its own, as in a reader's terminal.
   const path = (process.env.PATH ?? '').split(delimiter).filter((entry) => !entry.includes('node_modules')).join(delimiter);

@@ -61,6 +61,19 @@ export interface ResourceStore {
     resource: T,
   ): Promise<ConditionalCreateOutcome<T>>;
   /**
+   * Conditional update (https://hl7.org/fhir/R4/http.html#cond-update) under the same lock as
+   * createIfNoneExist on the same criteria, so that concurrent conditional updates (and creates)
+   * with one set of criteria make at most one resource. One match: a new version of it (the
+   * resource's id, when given, must be the match's). No match: a new resource when `mayCreate`,
+   * else 'no-match'. Several: 'ambiguous', nothing written.
+   */
+  updateIfOneMatches<T extends Resource>(
+    criteriaKey: string,
+    find: (store: ResourceStore) => Promise<Resource[]>,
+    resource: T,
+    options: { mayCreate: boolean; ifMatchVersion?: string },
+  ): Promise<ConditionalUpdateOutcome<T>>;
+  /**
    * Several identifier look-ups, each under the lock a conditional create on that identifier
    * takes (https://hl7.org/fhir/R4/http.html#ccreate), so that until the caller's transaction
    * ends no one else creates a resource the look-up would have found: the keys are locked in one
@@ -75,6 +88,12 @@ export interface ResourceStore {
 export type ConditionalCreateOutcome<T extends Resource> =
   | { outcome: 'created'; resource: T }
   | { outcome: 'exists'; resource: Resource }
+  | { outcome: 'ambiguous'; count: number };
+
+export type ConditionalUpdateOutcome<T extends Resource> =
+  | { outcome: 'created'; resource: T }
+  | { outcome: 'updated'; resource: T }
+  | { outcome: 'no-match' }
   | { outcome: 'ambiguous'; count: number };
 
 /** Resources of a type carrying an identifier (of any system when none is given). */
@@ -127,11 +146,29 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
         if (found.length > 1) return { outcome: 'ambiguous' as const, count: found.length };
         return { outcome: 'created' as const, resource: await insertResource(tx, site, resource) };
       }),
+    updateIfOneMatches: (criteriaKey, find, resource, options) =>
+      inTransaction(db, async (tx): Promise<ConditionalUpdateOutcome<typeof resource>> => {
+        await lockKey(tx, conditionalCreateKey(site, resource.resourceType, criteriaKey));
+        const found = await find(resourceStore(tx, site));
+        if (found.length > 1) return { outcome: 'ambiguous', count: found.length };
+        const match = found[0];
+        if (!match) return options.mayCreate ? { outcome: 'created', resource: await insertResource(tx, site, resource) } : { outcome: 'no-match' };
+        if (resource.id !== undefined && resource.id !== match.id) {
+          // http.html#cond-update: one match whose id differs from the body's is a 400.
+          const message = `the resource id ${JSON.stringify(resource.id)} differs from the id of the ${match.resourceType} the criteria match (${match.id})`;
+          throw new DomainError('invalid', message, [{ message, location: `${match.resourceType}.id` }]);
+        }
+        const versionCheck = options.ifMatchVersion === undefined ? {} : { ifMatchVersion: options.ifMatchVersion };
+        return { outcome: 'updated', resource: await replaceResource(tx, site, { ...resource, id: match.id }, versionCheck) };
+      }),
   };
   return store;
 }
 
-/** The key a conditional create holds until its transaction ends, so that two never both create. */
+/**
+ * The key a conditional create or update holds until its transaction ends, so that two with the
+ * same criteria never both create.
+ */
 function conditionalCreateKey(site: SiteContext, type: string, criteriaKey: string): string {
   return `conditional-create|${site.siteId}|${type}|${criteriaKey}`;
 }

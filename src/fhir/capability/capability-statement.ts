@@ -6,7 +6,7 @@ import { historyParameters, resourceDefinitions, resultParameters, type FhirReso
  * GET /fhir/metadata (https://hl7.org/fhir/R4/http.html#capabilities): generated from the same
  * definitions the router and the search parser use.
  */
-export function capabilityStatement(baseUrl: string, software: { name: string; version: string }): CapabilityStatement {
+export function capabilityStatement(baseUrl: string, software: { name: string; version: string }, options: { cors: boolean }): CapabilityStatement {
   return {
     resourceType: 'CapabilityStatement',
     status: 'active',
@@ -28,7 +28,7 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
           'instead, reported in an OperationOutcome entry (search mode outcome), and left out of the self link, which shows ' +
           'only what was applied (https://hl7.org/fhir/R4/search.html#errors).',
         security: {
-          cors: false,
+          cors: options.cors,
           description:
             'Every request carries an API key of one site in the X-API-Key header. The key confines every interaction ' +
             'to its site: resources of other sites are answered exactly like resources that do not exist (404).',
@@ -42,8 +42,9 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
           // Ids are the service's: PUT never creates a resource at the id of the URL.
           updateCreate: false,
           conditionalCreate: definition.conditionalCreate,
-          conditionalRead: 'not-supported' as const,
-          conditionalUpdate: false,
+          // If-None-Match and If-Modified-Since (conditional-read.ts).
+          conditionalRead: 'full-support' as const,
+          conditionalUpdate: definition.interactions.includes('update'),
           conditionalDelete: 'not-supported' as const,
           searchParam: definition.searchParameters.map((parameter) => ({
             name: parameter.name,

@@ -1,6 +1,7 @@
 import type { Resource } from '@medplum/fhirtypes';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { fhirJson } from '../outcome.ts';
+import { clientCopyIsCurrent } from './conditional-read.ts';
 
 /** The service base of this origin as the client addressed it ({scheme}://{host}/fhir). */
 export function baseUrl(request: FastifyRequest): string {
@@ -38,6 +39,16 @@ export function versionHeaders(reply: FastifyReply, resource: Resource): void {
 export function sendResource(reply: FastifyReply, status: number, resource: Resource): FastifyReply {
   versionHeaders(reply, resource);
   return sendJson(reply, status, resource);
+}
+
+/**
+ * A read's answer: 304 without a body when the client's copy is current (conditional-read.ts),
+ * else the resource. The 304 carries the ETag and Last-Modified a 200 would (RFC 9110 section 15.4.5).
+ */
+export function sendReadResource(reply: FastifyReply, resource: Resource): FastifyReply {
+  if (!clientCopyIsCurrent(reply.request, resource)) return sendResource(reply, 200, resource);
+  versionHeaders(reply, resource);
+  return reply.code(304).send();
 }
 
 export function versionLocation(request: FastifyRequest, resource: Resource): string {

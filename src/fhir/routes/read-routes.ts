@@ -4,12 +4,24 @@ import { readReport } from '../../domain/imaging/reports.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { diagnosticReportOf } from '../diagnostic-report/report-view.ts';
-import { sendResource } from '../http/resource-response.ts';
+import { sendReadResource } from '../http/resource-response.ts';
 import { auditFhirAccess } from './access-audit.ts';
 import { siteOf, storeFor, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, idParams, resourceResponses } from './route-options.ts';
 
-/** read and vread (https://hl7.org/fhir/R4/http.html#read, #vread). */
+const conditionalReadHeaders = {
+  type: 'object',
+  properties: {
+    'if-none-match': { type: 'string', description: 'Conditional read: W/"{versionId}" (or a list, or *); 304 when it names the current version' },
+    'if-modified-since': { type: 'string', description: 'Conditional read: an HTTP-date; 304 when the resource is not newer (ignored with If-None-Match)' },
+  },
+};
+const notModifiedResponse = { 304: { description: 'Not Modified: the client\'s copy is current (ETag and Last-Modified, no body)', type: 'null' } };
+
+/**
+ * read and vread (https://hl7.org/fhir/R4/http.html#read, #vread), both conditional (#cread:
+ * If-None-Match, If-Modified-Since), and HEAD on both (Fastify answers HEAD from the GET route).
+ */
 export function registerReadRoutes(app: FastifyInstance, context: FhirContext, definition: FhirResourceDefinition): void {
   const { type } = definition;
   const notFound = (id: string, versionId?: string) => {
@@ -24,12 +36,12 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
 
   app.get<{ Params: { id: string } }>(
     `/fhir/${type}/:id`,
-    fhirRoute({ summary: `Read a ${type}`, tags: [type], params: idParams, response: resourceResponses(type, 200) }),
+    fhirRoute({ summary: `Read a ${type}`, tags: [type], params: idParams, headers: conditionalReadHeaders, response: { ...resourceResponses(type, 200), ...notModifiedResponse } }),
     async (request, reply) => {
       const resource = await readCurrent(request, request.params.id);
       if (!resource) throw notFound(request.params.id);
       auditFhirAccess(context, request, 'read', type, [resource]);
-      return sendResource(reply, 200, resource);
+      return sendReadResource(reply, resource);
     },
   );
 
@@ -39,7 +51,8 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
       summary: `Read one version of a ${type}`,
       tags: [type],
       params: { ...idParams, properties: { ...idParams.properties, vid: { type: 'string', description: 'The version id' } }, required: ['id', 'vid'] },
-      response: resourceResponses(type, 200),
+      headers: conditionalReadHeaders,
+      response: { ...resourceResponses(type, 200), ...notModifiedResponse },
     }),
     async (request, reply) => {
       const { id, vid } = request.params;
@@ -52,7 +65,7 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
       }
       if (!resource) throw notFound(id, vid);
       auditFhirAccess(context, request, 'vread', type, [resource]);
-      return sendResource(reply, 200, resource);
+      return sendReadResource(reply, resource);
     },
   );
 }

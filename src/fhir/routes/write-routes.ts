@@ -1,19 +1,19 @@
 import type { Resource } from '@medplum/fhirtypes';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, isDomainError } from '../../domain/errors.ts';
-import type { SearchRequest } from '../../domain/records/resource-store.ts';
+import type { ResourceStore, SearchRequest } from '../../domain/records/resource-store.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { assertJsonBody } from '../http/content-negotiation.ts';
 import { ifMatchVersion, sendJson, sendResource, versionHeaders, versionLocation } from '../http/resource-response.ts';
 import { informationOutcome } from '../outcome.ts';
 import { parseSearch } from '../search/parse-search.ts';
-import { formPairs, preference, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
+import { formPairs, preference, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, idParams, maxResourceBytes, resourceBody, resourceResponses } from './route-options.ts';
 
 /**
- * create, conditional create and update (https://hl7.org/fhir/R4/http.html#create, #ccreate,
- * #update). Ids are the service's: a client id on create is ignored.
+ * create, conditional create, update and conditional update (https://hl7.org/fhir/R4/http.html#create,
+ * #ccreate, #update, #cond-update). Ids are the service's: a client id on create is ignored.
  */
 export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, definition: FhirResourceDefinition): void {
   const { type } = definition;
@@ -36,10 +36,8 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
       const store = storeFor(context, request);
       const criteria = request.headers['if-none-exist'];
       if (typeof criteria === 'string') {
-        const parsed = parseSearch(definition, formPairs(criteria.replace(/^[^?]*\?/, ''), 'If-None-Exist'), true);
-        if (parsed.conditions.length === 0) throw new HttpProblem(400, 'invalid', 'If-None-Exist has no search criteria');
-        const search: SearchRequest = { type: type as SearchRequest['type'], conditions: parsed.conditions, sort: 'created', count: 2, total: 'none' };
-        const outcome = await store.createIfNoneExist(JSON.stringify(parsed.criteria), (locked) => locked.search(search).then((r) => r.resources), resource);
+        const { key, find } = matchCriteria(definition, formPairs(criteria.replace(/^[^?]*\?/, ''), 'If-None-Exist'), 'If-None-Exist');
+        const outcome = await store.createIfNoneExist(key, find, resource);
         if (outcome.outcome === 'ambiguous') {
           throw new HttpProblem(412, 'precondition-failed', `If-None-Exist matches more than one ${type}`);
         }
@@ -53,6 +51,60 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
       const created = await store.create(resource);
       reply.header('location', versionLocation(request, created));
       return respond(request, reply, 201, created);
+    },
+  );
+
+  app.put<{ Body: unknown }>(
+    `/fhir/${type}`,
+    fhirRoute(
+      {
+        summary: `Conditional update of a ${type}: update the one ${type} the search criteria match, or create one when none does`,
+        description:
+          'https://hl7.org/fhir/R4/http.html#cond-update. The query string holds search criteria, taken strictly (an unsupported ' +
+          'parameter is a 400). One match: a new version of it (200); the body\'s id, if any, must be its id. No match: a new ' +
+          `${type} (201) when the body has no id${definition.putWithoutIdCreates ? " and the site's policy lets PUT create patients" : ''}. ` +
+          'Several matches: 412. Concurrent conditional updates with the same criteria create at most one resource.',
+        tags: [type],
+        querystring: { type: 'object', description: `Search criteria of ${type} (see GET /fhir/${type})`, additionalProperties: { type: 'string' } },
+        headers: {
+          type: 'object',
+          properties: { 'if-match': { type: 'string', description: 'W/"{versionId}": update the match only at that version' }, prefer: headers.properties.prefer },
+        },
+        body: resourceBody(type),
+        response: { ...resourceResponses(type, 200), 201: { description: `The new ${type} (no match)`, type: 'object', additionalProperties: true } },
+      },
+      { bodyLimit: maxResourceBytes },
+    ),
+    async (request, reply) => {
+      const resource = resourceFrom(request, type);
+      const bodyId = (request.body as { id?: unknown }).id;
+      if (bodyId !== undefined && typeof bodyId !== 'string') {
+        const message = 'the resource id must be a string';
+        throw new DomainError('invalid', message, [{ message, location: `${type}.id` }]);
+      }
+      const ifMatch = ifMatchVersion(request);
+      if (ifMatch === null) throw new HttpProblem(400, 'invalid', 'If-Match must be an ETag such as W/"3"');
+      const { key, find } = matchCriteria(definition, queryPairs(request), 'a conditional update');
+      const policyAllowsCreate = !definition.putWithoutIdCreates || siteOf(request).policies.patientPutCreates;
+      const outcome = await storeFor(context, request).updateIfOneMatches(key, find, bodyId === undefined ? resource : { ...resource, id: bodyId }, {
+        mayCreate: bodyId === undefined && ifMatch === undefined && policyAllowsCreate,
+        ...(ifMatch === undefined ? {} : { ifMatchVersion: ifMatch }),
+      });
+      switch (outcome.outcome) {
+        case 'ambiguous':
+          throw new HttpProblem(412, 'precondition-failed', `the criteria match ${outcome.count} or more ${type} resources; a conditional update needs at most one`);
+        case 'no-match':
+          if (ifMatch !== undefined) throw new HttpProblem(412, 'precondition-failed', `If-Match names a version, but no ${type} matches the criteria`);
+          // updateCreate is false: ids are the service's (http.html#cond-update allows refusing).
+          if (bodyId !== undefined) throw new DomainError('invalid', `no ${type} matches the criteria, and a resource is never created at a client's id: send the body without id to create one`);
+          throw new DomainError('not-found', `no ${type} matches the criteria, and this site's policy does not let PUT create patients`);
+        case 'created':
+          reply.header('location', versionLocation(request, outcome.resource));
+          return respond(request, reply, 201, outcome.resource);
+        case 'updated':
+          reply.header('content-location', versionLocation(request, outcome.resource));
+          return respond(request, reply, 200, outcome.resource);
+      }
     },
   );
 
@@ -105,6 +157,18 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
       }
     },
   );
+}
+
+/**
+ * The search criteria of a conditional create or update, parsed strictly as If-None-Exist always
+ * was (an unsupported parameter is a 400, never silently dropped, which would widen the match),
+ * with the lock key both interactions share and the look-up of at most two matches.
+ */
+function matchCriteria(definition: FhirResourceDefinition, pairs: [string, string][], what: string) {
+  const parsed = parseSearch(definition, pairs, true);
+  if (parsed.conditions.length === 0) throw new HttpProblem(400, 'invalid', `${what} has no search criteria`);
+  const search: SearchRequest = { type: definition.type as SearchRequest['type'], conditions: parsed.conditions, sort: 'created', count: 2, total: 'none' };
+  return { key: JSON.stringify(parsed.criteria), find: (locked: ResourceStore) => locked.search(search).then((result) => result.resources) };
 }
 
 function resourceFrom(request: FastifyRequest, type: string): Resource {

@@ -28,6 +28,11 @@ export interface HttpSurface {
   /** api-key: X-API-Key checked by the platform before every route; session: the surface checks. */
   auth: 'api-key' | 'session';
   renderError(error: HttpErrorInfo): RenderedError;
+  /**
+   * Plugins that must act before authentication: a CORS preflight carries no credentials and is
+   * answered before the key is asked for, and compression applies to refusals too.
+   */
+  registerBeforeAuthentication?(app: FastifyInstance, services: Services): Promise<void>;
   register(app: FastifyInstance, services: Services): Promise<void>;
 }
 
