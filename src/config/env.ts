@@ -21,12 +21,9 @@ export interface GatewayConfig {
   tls?: { cert: Buffer; key: Buffer };
   docs: boolean;
   logLevel: string;
-<<<<<<< HEAD
   limits: GatewayLimits;
-=======
   /** Browser origins allowed to call the FHIR API (CORS); empty: CORS is off. "*" allows any origin. */
   fhirCorsOrigins: string[];
->>>>>>> fhir-http
 }
 
 export { ConfigError };
