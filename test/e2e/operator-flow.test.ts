@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { runCliJson } from '../support/cli.ts';
 import { fixturePath, readFixture } from '../support/fixtures.ts';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { everySurfaceOnAFreePort, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 
 const exec = promisify(execFile);
 
@@ -19,13 +19,7 @@ before(async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'cg-e2e-'));
   env = {
     CG_DATA_DIR: dataDir,
-    CG_FHIR_PORT: '0',
-    CG_HL7_PORT: '0',
-    CG_MPPS_PORT: '0',
-    CG_CONNECTIVITY_PORT: '0',
-    CG_ADMIN_PORT: '0',
-    CG_MLLP_PORT: '0',
-    CG_DICOM_PORT: '0',
+    ...everySurfaceOnAFreePort,
   };
   service = await startServiceProcess(env, 7);
 });

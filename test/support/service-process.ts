@@ -2,6 +2,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 import { cliPath } from './cli.ts';
 
+/** Every surface enabled, each on a port the system picks (read back from the logs). */
+export const everySurfaceOnAFreePort: NodeJS.ProcessEnv = {
+  CG_FHIR_PORT: '0',
+  CG_HL7_PORT: '0',
+  CG_MPPS_PORT: '0',
+  CG_CONNECTIVITY_PORT: '0',
+  CG_ADMIN_PORT: '0',
+  CG_MLLP_PORT: '0',
+  CG_DICOM_PORT: '0',
+};
+
 export interface ServiceProcess {
   child: ChildProcess;
   ports: Record<string, number>;
