@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigError } from './config-error.ts';
 import { loadLimits, type GatewayLimits } from './limits.ts';
@@ -24,6 +25,8 @@ export interface GatewayConfig {
   limits: GatewayLimits;
   /** Browser origins allowed to call the FHIR API (CORS); empty: CORS is off. "*" allows any origin. */
   fhirCorsOrigins: string[];
+  /** Worker processes `serve` runs (CG_WORKERS); 1 serves everything from one process. */
+  workers: number;
 }
 
 export { ConfigError };
@@ -79,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const logLevel = (env.CG_LOG_LEVEL?.trim() || 'info').toLowerCase();
   if (!logLevels.has(logLevel)) throw new ConfigError(`CG_LOG_LEVEL must be one of ${[...logLevels].join(', ')}`);
   const fhirCorsOrigins = parseOrigins(env.CG_FHIR_CORS_ORIGINS, 'CG_FHIR_CORS_ORIGINS');
+  const workers = parseWorkers(env.CG_WORKERS);
   return {
     ...(env.CG_DATABASE_URL?.trim() ? { databaseUrl: env.CG_DATABASE_URL.trim() } : {}),
     dataDir: resolve(env.CG_DATA_DIR?.trim() || './data'),
@@ -90,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     logLevel,
     limits: loadLimits(env),
     fhirCorsOrigins,
+    workers,
   };
 }
 
@@ -112,6 +117,14 @@ function parseOrigins(value: string | undefined, variable: string): string[] {
     }
   }
   return [...new Set(origins.map((origin) => origin.toLowerCase()))];
+}
+
+/** Unset or blank: one worker per CPU this process may run on (its affinity, not the machine's). */
+function parseWorkers(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return availableParallelism();
+  const workers = Number(value.trim());
+  if (!Number.isInteger(workers) || workers < 1 || workers > 256) throw new ConfigError('CG_WORKERS must be a whole number from 1 to 256');
+  return workers;
 }
 
 /** Unset: the default; set but blank: the surface is not started. */

@@ -29,6 +29,8 @@ export interface DicomListenerOptions {
   minFreeDiskBytes?: number;
   /** How long close() waits for in-flight messages before cutting connections. */
   closeGraceMs?: number;
+  /** This worker's own folder under dicom/tmp, when `serve` runs several workers. */
+  temporaryFolder?: string;
 }
 
 export interface DicomListener {
@@ -53,7 +55,7 @@ export async function startDicomListener(services: Services, options: DicomListe
     idleTimeoutMs: options.idleTimeoutMs ?? dicomListenerDefaults.idleTimeoutMs,
   };
   const logger = services.logger.child({ surface: 'dicom' });
-  const layout = new StorageLayout(services.config.dataDir);
+  const layout = new StorageLayout(services.config.dataDir, options.temporaryFolder);
   const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
   if (removed > 0) logger.warn({ removed }, 'removed unfinished transfers left by a previous run');
   const limits = new AssociationLimits(
@@ -141,7 +143,7 @@ export async function startDicomListener(services: Services, options: DicomListe
 }
 
 /** Whether the index points at dicom/<siteId>/<study>/<series>/<sop>.dcm (site-scoped look-up). */
-async function isIndexedPath(database: Services['database'], relativePath: string): Promise<boolean> {
+export async function isIndexedPath(database: Services['database'], relativePath: string): Promise<boolean> {
   const parts = /^dicom\/([0-9a-f-]{36})\/[0-9.]+\/[0-9.]+\/([0-9.]+)\.dcm$/.exec(relativePath);
   if (!parts) return true;
   const site = await findSiteById(database, parts[1]!);

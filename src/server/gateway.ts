@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../config/env.ts';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import type { Services } from '../platform/services.ts';
+import type { Database } from '../storage/database.ts';
 import { migrate } from '../storage/migrations.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../storage/planner-statistics.ts';
 import { startDataAccessRetention, type DataAccessRetention } from './data-access-retention.ts';
@@ -26,11 +27,35 @@ export interface RunningGateway {
 }
 
 /**
+ * How this process takes part: the whole service ('single'), or one worker of several whose
+ * supervisor holds the data directory, has migrated the database and runs the once-per-node
+ * jobs (src/server/supervisor.ts), with a share of the connection pool.
+ */
+export type GatewayRole = { kind: 'single' } | { kind: 'worker'; maxConnections: number; searchConnections: number };
+
+/**
+ * What runs once per node before any surface accepts: migrations, the first-run admin, planner
+ * statistics. Each is safe against another node doing the same (advisory locks, idempotent SQL).
+ */
+export async function prepareNode(database: Database, config: GatewayConfig, logger: Logger, kind: OpenedDatabase['kind']): Promise<PlannerStatistics> {
+  const report = await migrate(database);
+  logger.info({ applied: report.applied, database: kind }, 'database ready');
+  await ensureInitialAdmin(database, config.dataDir, logger);
+  const storageLogger = logger.child({ component: 'storage' });
+  return startPlannerStatistics(database, { log: (level, details, message) => storageLogger[level](details, message) });
+}
+
+/**
  * The composition root: storage first, then every enabled surface; stop() runs the same list
  * backwards (stop accepting, finish in-flight work, close the pool, stop the embedded database).
  */
-export async function startGateway(config: GatewayConfig, logger: Logger, catalogue: SurfaceCatalogue = surfaceCatalogue): Promise<RunningGateway> {
-  const lock = acquireServiceLock(config.dataDir);
+export async function startGateway(
+  config: GatewayConfig,
+  logger: Logger,
+  catalogue: SurfaceCatalogue = surfaceCatalogue,
+  role: GatewayRole = { kind: 'single' },
+): Promise<RunningGateway> {
+  const lock = role.kind === 'single' ? acquireServiceLock(config.dataDir) : undefined;
   let opened: OpenedDatabase | undefined;
   let statistics: PlannerStatistics | undefined;
   let retention: DataAccessRetention | undefined;
@@ -42,16 +67,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger, catalo
     await statistics?.stop();
     await retention?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
-    lock.release();
+    lock?.release();
   };
   try {
-    opened = await openDatabase(config, logger);
-    const report = await migrate(opened.database);
-    logger.info({ applied: report.applied, database: opened.kind }, 'database ready');
-    await ensureInitialAdmin(opened.database, config.dataDir, logger);
-    const storageLogger = logger.child({ component: 'storage' });
+    opened = await openDatabase(config, logger, role.kind === 'worker' ? { maxConnections: role.maxConnections, searchConnections: role.searchConnections } : {});
+    if (role.kind === 'single') statistics = await prepareNode(opened.database, config, logger, opened.kind);
+    // In every process that serves: its purges are idempotent, and stopping it writes the data
+    // access records this process still has queued.
     retention = startDataAccessRetention(opened.database, logger.child({ component: 'data-access-log' }));
-    statistics = startPlannerStatistics(opened.database, { log: (level, details, message) => storageLogger[level](details, message) });
     // The FHIR definitions take seconds to index and block the event loop while they do: do it
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();

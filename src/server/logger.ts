@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { workerNumber } from '../platform/worker.ts';
 
 /**
  * Structured JSON logs. Credentials are redacted wherever they could appear, and request logs
@@ -8,9 +9,11 @@ export function createLogger(level: string): Logger {
   // Asynchronous writes: a synchronous write per log line took a fifth of the CPU under load.
   // pino flushes the buffer when the process exits.
   const destination = pino.destination({ dest: 1, sync: false });
+  const worker = workerNumber();
   return pino({
     level,
-    base: { service: 'clinical-gateway' },
+    // With several workers, each line says which one wrote it.
+    base: { service: 'clinical-gateway', ...(worker !== undefined ? { worker } : {}) },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: {
       paths: ['req.headers["x-api-key"]', 'req.headers.cookie', 'req.headers.authorization', 'password', 'key', '*.password', '*.key'],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
@@ -155,4 +155,11 @@ test('configuration errors are specific', () => {
   assert.equal(config.ports.hl7, undefined);
   assert.equal(config.ports.fhir, 8080);
   assert.deepEqual(config.dicomPublic, { host: '127.0.0.1', port: 11112 });
+});
+
+test('CG_WORKERS: one worker per CPU this process may use unless set; a whole number from 1 to 256', () => {
+  assert.equal(loadConfig({}).workers, availableParallelism());
+  assert.equal(loadConfig({ CG_WORKERS: ' 3 ' }).workers, 3);
+  assert.equal(loadConfig({ CG_WORKERS: '1' }).workers, 1);
+  for (const value of ['0', '-2', '1.5', 'many', '257']) assert.throws(() => loadConfig({ CG_WORKERS: value }), /CG_WORKERS must be a whole number from 1 to 256/);
 });

@@ -1,22 +1,48 @@
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
 import { loadConfig } from '../../config/env.ts';
-import { startGateway } from '../../server/gateway.ts';
+import { startGateway, type ListeningSurface } from '../../server/gateway.ts';
 import { createLogger } from '../../server/logger.ts';
+import { startSupervisor, workerPoolSize, workerSearchPoolSize, type WorkerListeningMessage } from '../../server/supervisor.ts';
 import type { CommandContext } from '../command.ts';
 
 const shutdownDeadlineMs = 10_000;
 
+/**
+ * One process serving everything (CG_WORKERS=1), or a supervisor and CG_WORKERS workers: the
+ * workers run this same command and are told apart by the cluster module.
+ */
 export async function serveCommand({ json }: CommandContext): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const gateway = await startGateway(config, logger);
-  for (const surface of gateway.listening) {
+  if (cluster.isWorker) {
+    const gateway = await startGateway(config, logger, undefined, {
+      kind: 'worker',
+      maxConnections: workerPoolSize(config.workers),
+      searchConnections: workerSearchPoolSize(config.limits.search.connections, config.workers),
+    });
+    const message: WorkerListeningMessage = { kind: 'listening', listening: gateway.listening };
+    process.send?.(message);
+    logger.info({ pid: process.pid }, 'worker serving');
+    stopOnSignals(logger, gateway.stop);
+    return;
+  }
+  const service = config.workers > 1 ? await startSupervisor(config, logger) : await startGateway(config, logger);
+  announce(service.listening, logger, json ? undefined : config.dataDir);
+  stopOnSignals(logger, service.stop, 'killWorkers' in service ? service.killWorkers : undefined);
+}
+
+function announce(listening: ListeningSurface[], logger: Logger, dataDirForBanner: string | undefined): void {
+  for (const surface of listening) {
     logger.info({ surface: surface.name, protocol: surface.protocol, host: surface.host, port: surface.port }, `${surface.name} listening on ${surface.protocol}://${surface.host}:${surface.port}`);
   }
-  if (!json) {
-    process.stderr.write(
-      `Clinical Gateway is running (data in ${config.dataDir}):\n${gateway.listening.map((s) => `  ${s.name.padEnd(13)} ${s.protocol}://${s.host}:${s.port}`).join('\n')}\n`,
-    );
+  if (dataDirForBanner !== undefined) {
+    process.stderr.write(`Clinical Gateway is running (data in ${dataDirForBanner}):\n${listening.map((s) => `  ${s.name.padEnd(13)} ${s.protocol}://${s.host}:${s.port}`).join('\n')}\n`);
   }
+}
+
+/** SIGTERM and SIGINT: stop accepting, finish in-flight work, exit; all within 10 s. */
+function stopOnSignals(logger: Logger, stop: () => Promise<void>, onDeadline?: () => void): void {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -24,10 +50,11 @@ export async function serveCommand({ json }: CommandContext): Promise<void> {
     logger.info({ signal }, 'shutting down: no new connections, finishing in-flight work');
     const deadline = setTimeout(() => {
       logger.error('shutdown did not finish within 10 s; exiting');
+      onDeadline?.();
       process.exit(1);
     }, shutdownDeadlineMs);
     deadline.unref();
-    gateway.stop().then(
+    stop().then(
       () => {
         logger.info('stopped');
         process.exit(0);

@@ -12,6 +12,7 @@ const maxDurableFolders = 10_000;
 /**
  * Where instances live under the data directory:
  *   dicom/tmp/<random>~<siteId>.part                      transfers, named durably as they begin
+ *   dicom/tmp/worker-<n>/<random>~<siteId>.part           the same, of worker n when `serve` runs several
  *   dicom/<siteId>/<studyUid>/<seriesUid>/<sopUid>.dcm    stored instances
  * The UIDs are checked to be digits and dots first, so no path can leave its folder.
  *
@@ -42,10 +43,14 @@ export class StorageLayout {
     idleMs: 5_000,
   });
 
-  constructor(dataDir: string) {
+  /**
+   * `temporaryFolder` (under dicom/tmp) is a worker's own: start-up recovery removes what it finds
+   * in the temporary folder, so each worker of a node recovers only its own transfers.
+   */
+  constructor(dataDir: string, temporaryFolder?: string) {
     this.#dataDir = dataDir;
     this.root = join(dataDir, 'dicom');
-    this.tmpDir = join(this.root, 'tmp');
+    this.tmpDir = temporaryFolder ? join(this.root, 'tmp', temporaryFolder) : join(this.root, 'tmp');
   }
 
   /**

@@ -1,14 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../storage/database.ts';
+import { workerNumber } from '../worker.ts';
 
 const statusSchema = {
   type: 'object',
-  properties: { status: { type: 'string' } },
+  properties: { status: { type: 'string' }, worker: { type: 'integer', description: 'the worker process that answered, when the service runs several' } },
   required: ['status'],
 } as const;
 
 /** Liveness and readiness, without credentials, on every origin (load balancers probe them). */
 export function registerHealthRoutes(app: FastifyInstance, database: Database): void {
+  // A load balancer's probes land on any worker; the body says which (operators, tests).
+  const worker = workerNumber();
   app.get(
     '/healthz',
     { config: { public: true }, schema: { summary: 'The process is alive', tags: ['health'], security: [], response: { 200: statusSchema } } },
@@ -22,7 +25,7 @@ export function registerHealthRoutes(app: FastifyInstance, database: Database): 
     },
     async (_request, reply) => {
       const ready = await database.isReachable();
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not-ready' });
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not-ready', ...(worker !== undefined ? { worker } : {}) });
     },
   );
 }
