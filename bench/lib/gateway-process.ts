@@ -49,6 +49,8 @@ export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' |
     CG_DICOM_PORT: String(gatewayPorts.dicom),
     CG_DOCS: 'off',
     CG_LOG_LEVEL: start.logLevel,
+    // The targets and baselines here are of one service process (its pid's CPU and memory).
+    CG_WORKERS: '1',
   });
   if (start.databaseUrl) env.CG_DATABASE_URL = start.databaseUrl;
   return env;

@@ -72,6 +72,8 @@ export class GatewayProcess {
       CG_BIND: '127.0.0.1',
       CG_LOG_LEVEL: 'warn',
       CG_DOCS: 'on',
+      // The scenarios kill and inspect one service process; a scenario may ask for workers.
+      CG_WORKERS: '1',
       ...this.#extraEnv,
     };
     for (const name of surfaceNames) env[portVariables[name]] = String(this.ports[name]);
