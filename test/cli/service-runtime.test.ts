@@ -9,5 +9,6 @@ test('every way of starting the service passes the same Node options', () => {
   const shebang = readFileSync(new URL('bin/clinical-gateway.js', root), 'utf8').split('\n')[0];
   assert.equal(shebang, `#!/usr/bin/env -S node ${serviceNodeOptions.join(' ')}`);
   const scripts = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).scripts as Record<string, string>;
-  assert.equal(scripts.start, `node ${serviceNodeOptions.join(' ')} src/cli/main.ts serve`);
+  // exec: the shell npm runs the script in gives way to Node, so a SIGTERM sent to npm reaches the service.
+  assert.equal(scripts.start, `exec node ${serviceNodeOptions.join(' ')} src/cli/main.ts serve`);
 });
