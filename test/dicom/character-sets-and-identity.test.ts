@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Patient } from '@medplum/fhirtypes';
+import pino from 'pino';
+import { startDicomListener } from '../../src/dicom/listener.ts';
 import { headerTags } from '../../src/dicom/dataset/header-fields.ts';
 import { resourceStore } from '../../src/domain/records/resource-store.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
@@ -44,7 +46,7 @@ interface Sent {
   stderr: string;
 }
 
-async function send(site: SiteContext, instances: { uids?: ReturnType<typeof uids>; attributes: ElementSpec[] }[]): Promise<Sent> {
+async function send(site: SiteContext, instances: { uids?: ReturnType<typeof uids>; attributes: ElementSpec[] }[], port = harness.listener.port): Promise<Sent> {
   const written: TestInstance[] = [];
   const paths: string[] = [];
   for (const [i, instance] of instances.entries()) {
@@ -53,7 +55,7 @@ async function send(site: SiteContext, instances: { uids?: ReturnType<typeof uid
     paths.push(path);
   }
   // --no-halt: storescu stops at the first failure otherwise.
-  const result = await storescu(harness.listener.port, site.aeTitle, paths, ['-d', '-xe', '--no-halt']);
+  const result = await storescu(port, site.aeTitle, paths, ['-d', '-xe', '--no-halt']);
   const statuses = [...result.stderr.matchAll(/DIMSE Status\s+: 0x([0-9a-f]{4})/g)].map((match) => parseInt(match[1]!, 16));
   assert.equal(statuses.length, instances.length, result.stderr);
   const comments = [...result.stderr.matchAll(/\(0000,0902\) LO \[([^\]]*)\]/g)].map((match) => match[1]!);
@@ -250,4 +252,29 @@ test('a PatientID the index cannot keep as an identifier is refused with a failu
     'PatientID is too long to be read',
     'AccessionNumber has control characters: cannot be an identifier',
   ]);
+});
+
+test('an instance stored with a warning counts as stored in the association log, and its findings are logged', async () => {
+  const lines: { level: number; msg: string; stored?: number; refused?: number; findings?: { attribute: string; problem: string }[] }[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const listener = await startDicomListener({ ...harness.services, logger }, { host: '127.0.0.1', port: 0 });
+  try {
+    const site = await createTestSite(harness.db.database);
+    const sent = await send(
+      site,
+      [
+        { attributes: [] },
+        { attributes: [{ tag: tags.patientId, vr: 'LO', value: `${prefix64}-LONG` }] },
+        { attributes: [{ tag: tags.patientId, vr: 'LO', value: 'ID\u0001' }] },
+      ],
+      listener.port,
+    );
+    assert.deepEqual(sent.statuses, [success, warning, cannotUnderstand], sent.stderr);
+  } finally {
+    await listener.close();
+  }
+  const released = lines.filter((line) => line.msg === 'association released');
+  assert.deepEqual([released[0]?.stored, released[0]?.refused], [2, 1]);
+  const findings = lines.filter((line) => line.msg === 'instance indexed with non-conforming values');
+  assert.deepEqual(findings.map((line) => line.findings), [[{ attribute: 'PatientID', problem: "69 characters, over its VR's 64: kept in full" }]]);
 });
