@@ -7,7 +7,7 @@
 import { commandField, decodeCommandSet, noDataSet, tag, type CommandSet } from '../dimse/command-set.ts';
 import type { DimseResult } from '../dimse/dimse-result.ts';
 import { encodeResponse, toPDataPdus } from '../dimse/response.ts';
-import { status } from '../dimse/status.ts';
+import { isCompleted, status } from '../dimse/status.ts';
 import { maxSmallDatasetLength } from '../dataset/small-dataset.ts';
 import { beginStore, discardingReceiver, type DatasetReceiver } from '../services/c-store.ts';
 import { handleMpps } from '../services/mpps.ts';
@@ -163,7 +163,7 @@ export class MessageExchange {
     this.#message = undefined;
     const command = message.command!;
     const field = command.uint16(tag.commandField) ?? 0;
-    if (result.status !== status.success) {
+    if (!isCompleted(result.status)) {
       this.#summary.refused++;
     } else if (field === commandField.cStoreRq) {
       this.#summary.stored++;
@@ -181,7 +181,7 @@ export class MessageExchange {
       },
       result,
     );
-    if (result.status !== status.success) this.#association.logger.info({ status: `0x${result.status.toString(16).padStart(4, '0')}`, comment: result.errorComment }, 'DIMSE request refused');
+    if (!isCompleted(result.status)) this.#association.logger.info({ status: `0x${result.status.toString(16).padStart(4, '0')}`, comment: result.errorComment }, 'DIMSE request refused');
     return toPDataPdus(message.context.id, true, response, this.#peerMaxPduLength);
   }
 }

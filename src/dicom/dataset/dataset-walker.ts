@@ -35,6 +35,8 @@ const maxDepth = 64;
 
 export class DatasetWalker {
   readonly values = new Map<number, Buffer>();
+  /** Wanted tags whose values were longer than maxValueLength, with their lengths: not kept. */
+  readonly oversized = new Map<number, number>();
   #options: WalkerOptions;
   #stack: Frame[];
   #buffer: Buffer = Buffer.alloc(0);
@@ -173,7 +175,9 @@ export class DatasetWalker {
         continue;
       }
 
-      const keep = topLevel && this.#options.wanted.has(tag) && length <= this.#options.maxValueLength;
+      const wanted = topLevel && this.#options.wanted.has(tag);
+      if (wanted && length > this.#options.maxValueLength) this.oversized.set(tag, length);
+      const keep = wanted && length <= this.#options.maxValueLength;
       if (keep) {
         if (available < headerLength + length) break;
         this.values.set(tag, Buffer.from(buffer.subarray(offset + headerLength, offset + headerLength + length)));

@@ -1,10 +1,9 @@
 import { createInflateRaw, type InflateRaw } from 'node:zlib';
 import { transferSyntax } from '../uids.ts';
 import { DatasetWalker, type ByteSyntax } from './dataset-walker.ts';
-import { decodeHeaderFields, lastHeaderTag, wantedHeaderTags, type HeaderFields } from './header-fields.ts';
+import { decodeHeaderFields, lastHeaderTag, wantedHeaderTags, type DecodedHeader } from './header-fields.ts';
 
-export interface SniffResult {
-  fields: HeaderFields;
+export interface SniffResult extends DecodedHeader {
   /** Set when the dataset is not well-formed (truncated, bad lengths, bad VRs). */
   error?: string;
 }
@@ -87,8 +86,8 @@ export class HeaderSniffer {
     }
     this.#walker.end();
     const error = this.#inflateError ?? this.#walker.error;
-    const fields = decodeHeaderFields(this.#walker.values);
-    return error === undefined ? { fields } : { fields, error };
+    const decoded = decodeHeaderFields(this.#walker.values, this.#walker.oversized);
+    return error === undefined ? decoded : { ...decoded, error };
   }
 
   /** Releases the inflater when the transfer is abandoned. */

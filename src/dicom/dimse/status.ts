@@ -4,6 +4,8 @@
  */
 export const status = {
   success: 0x0000,
+  // PS3.4 B.2.3: C-STORE warning; the instance is stored.
+  coercionOfDataElements: 0xb000,
   // PS3.4 B.2.3: C-STORE failures.
   outOfResources: 0xa700,
   cannotUnderstand: 0xc000,
@@ -20,3 +22,8 @@ export const status = {
   resourceLimitation: 0x0213,
   classInstanceConflict: 0x0119,
 } as const;
+
+/** PS3.7 C.1.2: warnings (0001, 0107, 0116, Bxxx) report a completed operation, as success does. */
+export function isCompleted(code: number): boolean {
+  return code === status.success || code === 0x0001 || code === 0x0107 || code === 0x0116 || (code & 0xf000) === 0xb000;
+}

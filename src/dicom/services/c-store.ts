@@ -1,7 +1,8 @@
 /**
  * C-STORE SCP (PS3.4 annex B, PS3.7 9.1.1). The dataset streams to a temporary Part-10 file;
  * once complete it is checked, linked into place and indexed in one transaction, which commits
- * only after the file and its folder entry are fsynced, and only then does the SCU get 0x0000
+ * only after the file and its folder entry are fsynced, and only then does the SCU get 0x0000 (or
+ * warning 0xB000 when some values are indexed otherwise than sent, failure-status.ts)
  * (DESIGN.md section 2: acknowledge only what is durable).
  */
 import { claimInstance } from '../../domain/imaging/index-instance.ts';
@@ -13,7 +14,7 @@ import { tag, type CommandSet } from '../dimse/command-set.ts';
 import type { DimseResult } from '../dimse/dimse-result.ts';
 import { status } from '../dimse/status.ts';
 import { IncomingFile } from '../storage/incoming-file.ts';
-import { storeFailure } from './failure-status.ts';
+import { storedAnswer, storeFailure } from './failure-status.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
 import type { TransactionAhead } from '../../storage/database.ts';
 
@@ -129,8 +130,9 @@ async function finishStore(
   let committed = false;
   try {
     const completed = await file.complete();
-    const { fields, error } = completed.sniff;
+    const { fields, error, unreadIdentifier } = completed.sniff;
     if (error) return reject(status.cannotUnderstand, `Dataset is malformed: ${error}`);
+    if (unreadIdentifier) return reject(status.cannotUnderstand, `${unreadIdentifier} is too long to be read`);
     // PS3.4 B.2.3: the dataset must be the instance the command announces.
     if (fields.sopInstanceUid !== sopInstanceUid) return reject(status.cannotUnderstand, 'SOP Instance UID differs from the command');
     if (fields.sopClassUid !== undefined && fields.sopClassUid !== sopClassUid) {
@@ -190,11 +192,13 @@ async function finishStore(
     committed = true;
     await layout.settle(target);
     for (const warning of result.warnings) logger.warn({ sopInstanceUid }, warning);
+    const findings = [...completed.sniff.findings, ...result.findings];
+    if (findings.length > 0) logger.warn({ sopInstanceUid, findings }, 'instance indexed with non-conforming values');
     if (result.outcome === 'stored') {
       // The temporary name is no longer needed; left behind by a crash, recovery finds it indexed.
       void layout.release(file.tempPath);
       logger.debug({ sopInstanceUid, studyInstanceUid: studyUid, bytes: completed.sizeBytes }, 'instance stored');
-      return { status: status.success };
+      return storedAnswer(findings);
     }
     // A duplicate: the kept instance's file stays as it is. This transfer's file, if it got a
     // final name, has one the index does not use (the duplicate is indexed under another study
@@ -203,7 +207,7 @@ async function finishStore(
     await file.discard();
     if (result.outcome === 'duplicate-identical') {
       logger.debug({ sopInstanceUid }, 'instance already stored with identical bytes');
-      return { status: status.success };
+      return storedAnswer(findings);
     }
     // Policy of the imaging domain: the first instance is kept, different bytes are refused.
     logger.warn({ sopInstanceUid }, 'instance already stored with different bytes: refused');

@@ -92,13 +92,21 @@ export interface PersonName {
 
 /**
  * PN (PS3.5 6.2.1): up to three '='-separated groups (alphabetic, ideographic, phonetic), each
- * family^given^middle^prefix^suffix. The alphabetic group is the one a display needs.
+ * family^given^middle^prefix^suffix. The alphabetic group is the one a display needs; a name
+ * written only in ideographic or phonetic characters (Annexes H, I, J) is read from those.
  */
 export function parsePersonName(value: string | undefined): PersonName | undefined {
   const text = cleanText(value, 1024);
   if (!text) return undefined;
-  const alphabetic = text.split('=')[0] ?? '';
-  const [family, given, middle, prefix, suffix] = alphabetic.split('^').map((part) => part.trim());
+  for (const group of text.split('=')) {
+    const name = nameGroup(group);
+    if (name) return name;
+  }
+  return undefined;
+}
+
+function nameGroup(group: string): PersonName | undefined {
+  const [family, given, middle, prefix, suffix] = group.split('^').map((part) => part.trim());
   const name: PersonName = { given: [given, middle].filter((part): part is string => !!part) };
   if (family) name.family = family;
   if (prefix) name.prefix = prefix;

@@ -25,6 +25,7 @@ import {
 } from './index-instance-statement.ts';
 import { normalizeReceivedInstance, type NormalizedInstance, type ReceivedInstance } from './received-instance.ts';
 import { linkStudyPatient } from './study-patient.ts';
+import type { ValueFinding } from './value-findings.ts';
 
 export type { ReceivedInstance } from './received-instance.ts';
 
@@ -41,6 +42,8 @@ export interface IndexResult {
   patientId: string | null;
   /** Inconsistencies that did not prevent indexing, for the listener's log. */
   warnings: string[];
+  /** This instance's values indexed otherwise than it holds them (value-findings.ts): the sender is warned. */
+  findings: ValueFinding[];
 }
 
 export interface IndexedInstance {
@@ -120,7 +123,7 @@ async function completeIndex(tx: Transaction, site: SiteContext, id: string, val
   if (patientId === null && row.dicom_patient_id !== null) {
     patientId = await linkStudyPatient(tx, site, value.studyInstanceUid, { ...value, patientId: row.dicom_patient_id });
   }
-  return { outcome: 'stored', instanceId: id, storagePath: value.storagePath, studyInstanceUid: value.studyInstanceUid, patientId, warnings };
+  return { outcome: 'stored', instanceId: id, storagePath: value.storagePath, studyInstanceUid: value.studyInstanceUid, patientId, warnings, findings: value.findings };
 }
 
 /** The SOP Instance UID is already indexed in this site: compare bytes, change nothing. */
@@ -143,6 +146,7 @@ async function duplicateOf(tx: Transaction, site: SiteContext, value: Normalized
     studyInstanceUid: existing.study_instance_uid,
     patientId: existing.patient_id,
     warnings: [],
+    findings: value.findings,
   };
 }
 

@@ -8,6 +8,7 @@ import {
   parseModality,
   parseSex,
 } from './dicom-values.ts';
+import { longestNameGroup, readDescriptive, readIdentifier, readParsed, type ValueFinding } from './value-findings.ts';
 
 /**
  * What the DICOM listener hands the domain for one stored instance: header values as the plain
@@ -68,13 +69,16 @@ export interface NormalizedInstance {
   sha256: string;
   callingAeTitle: string | null;
   remoteAddress: string | null;
+  /** Values indexed otherwise than the dataset holds them, or over their VR's length. */
+  findings: ValueFinding[];
 }
 
 const uidFields = ['sopInstanceUid', 'sopClassUid', 'transferSyntaxUid', 'studyInstanceUid', 'seriesInstanceUid'] as const;
 
 /**
- * Validates the identifying fields (a UID the index cannot key on is a refusal: DomainError
- * 'invalid') and parses the descriptive ones leniently (a malformed date is indexed as absent).
+ * Validates the identifying fields (a UID or identifier the index cannot key on is a refusal:
+ * DomainError 'invalid'; value-findings.ts) and reads the descriptive ones leniently (a malformed
+ * date is indexed as absent), listing what it could not keep exactly.
  */
 export function normalizeReceivedInstance(instance: ReceivedInstance): NormalizedInstance {
   const issues: DomainIssue[] = [];
@@ -95,26 +99,29 @@ export function normalizeReceivedInstance(instance: ReceivedInstance): Normalize
   if (!/^[0-9a-f]{64}$/.test(sha256)) issues.push({ message: 'sha256 must be 64 hex digits', location: 'sha256' });
   if (issues.length > 0) throw new DomainError('invalid', issues.map((issue) => issue.message).join('; '), issues);
 
+  const findings: ValueFinding[] = [];
+  // PS3.5 table 6.2-1: LO 64, SH 16, PN 64 per component group, CS 16 characters.
+  const modalityText = cleanText(instance.modality, Number.MAX_SAFE_INTEGER);
   return {
     ...uids,
-    // PatientID (LO) is the key into the site's patients: 64 characters is its VR's maximum.
-    patientId: cleanText(instance.patientId, 64) ?? null,
-    patientName: cleanText(instance.patientName, 324) ?? null,
-    patientBirthDate: parseDicomDate(instance.patientBirthDate) ?? null,
-    patientSex: parseSex(instance.patientSex) ?? null,
-    studyDate: parseDicomDate(instance.studyDate) ?? null,
-    studyTime: parseDicomTime(instance.studyTime) ?? null,
+    patientId: readIdentifier('PatientID', instance.patientId, 64, findings),
+    patientName: readDescriptive('PatientName', instance.patientName, 64, findings, longestNameGroup),
+    patientBirthDate: readParsed('PatientBirthDate', instance.patientBirthDate, parseDicomDate(instance.patientBirthDate), 'DA', findings),
+    patientSex: readParsed('PatientSex', instance.patientSex, parseSex(instance.patientSex), 'M, F or O', findings),
+    studyDate: readParsed('StudyDate', instance.studyDate, parseDicomDate(instance.studyDate), 'DA', findings),
+    studyTime: readParsed('StudyTime', instance.studyTime, parseDicomTime(instance.studyTime), 'TM', findings),
     timezoneOffsetFromUtc: cleanText(instance.timezoneOffsetFromUtc, 16) ?? null,
-    accessionNumber: cleanText(instance.accessionNumber, 64) ?? null,
-    studyDescription: cleanText(instance.studyDescription) ?? null,
-    modality: parseModality(instance.modality) ?? null,
-    seriesNumber: parseIntegerString(instance.seriesNumber) ?? null,
-    seriesDescription: cleanText(instance.seriesDescription) ?? null,
-    instanceNumber: parseIntegerString(instance.instanceNumber) ?? null,
+    accessionNumber: readIdentifier('AccessionNumber', instance.accessionNumber, 16, findings),
+    studyDescription: readDescriptive('StudyDescription', instance.studyDescription, 64, findings),
+    modality: readParsed('Modality', modalityText, modalityText && modalityText.length <= 16 ? parseModality(modalityText) : undefined, 'CS of 16 characters', findings),
+    seriesNumber: readParsed('SeriesNumber', instance.seriesNumber, parseIntegerString(instance.seriesNumber), 'IS', findings),
+    seriesDescription: readDescriptive('SeriesDescription', instance.seriesDescription, 64, findings),
+    instanceNumber: readParsed('InstanceNumber', instance.instanceNumber, parseIntegerString(instance.instanceNumber), 'IS', findings),
     storagePath,
     sizeBytes: instance.sizeBytes,
     sha256,
     callingAeTitle: cleanText(instance.callingAeTitle, 16) ?? null,
     remoteAddress: cleanText(instance.remoteAddress, 64) ?? null,
+    findings,
   };
 }

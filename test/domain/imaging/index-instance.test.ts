@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { findInstance, indexInstance } from '../../../src/domain/imaging/index-instance.ts';
+import { findInstance, indexInstance, type ReceivedInstance } from '../../../src/domain/imaging/index-instance.ts';
+import type { SiteContext } from '../../../src/domain/site-context.ts';
 import { getStudy, listWorklist } from '../../../src/domain/imaging/worklist.ts';
 import { isDomainError } from '../../../src/domain/errors.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
@@ -163,6 +164,11 @@ test('malformed descriptive values are indexed as absent, not refused', async ()
   });
   const result = await db.database.transaction((tx) => indexInstance(tx, site, instance));
   assert.equal(result.outcome, 'stored');
+  // Each value indexed otherwise than sent is a finding (the listener answers a warning for them).
+  assert.deepEqual(
+    result.findings.map((finding) => finding.attribute),
+    ['PatientBirthDate', 'PatientSex', 'StudyDate', 'StudyTime', 'Modality', 'SeriesNumber', 'InstanceNumber'],
+  );
   const study = await getStudy(db.database, site, instance.studyInstanceUid);
   assert.equal(study?.studyDate, null);
   assert.equal(study?.studyTime, null);
@@ -176,9 +182,77 @@ test('malformed descriptive values are indexed as absent, not refused', async ()
   assert.equal((await findInstance(db.database, site, instance.sopInstanceUid))?.instanceNumber, null);
 });
 
+/** Each case is refused as invalid, with an issue at its location. */
+async function assertRefused(site: SiteContext, cases: [string, Partial<ReceivedInstance>][]): Promise<void> {
+  for (const [location, overrides] of cases) {
+    await assert.rejects(
+      db.database.transaction((tx) => indexInstance(tx, site, receivedInstance(overrides))),
+      (error) => isDomainError(error, 'invalid') && error.issues.some((issue) => issue.location === location),
+      location,
+    );
+  }
+}
+
+test('a conforming instance has no findings', async () => {
+  const site = await createTestSite(db.database);
+  const result = await db.database.transaction((tx) => indexInstance(tx, site, receivedInstance()));
+  assert.deepEqual(result.findings, []);
+});
+
+test('identifiers are kept exactly: over their VR length in full with a finding, never cut, never merged', async () => {
+  const site = await createTestSite(db.database);
+  const prefix = 'X'.repeat(64);
+  const results = [];
+  for (const patientId of [`${prefix}1`, `${prefix}2`]) {
+    results.push(await db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ patientId, accessionNumber: `${patientId}-ACC` }))));
+  }
+  assert.notEqual(results[0]!.patientId, results[1]!.patientId);
+  assert.deepEqual(results[0]!.findings, [
+    { attribute: 'PatientID', problem: "65 characters, over its VR's 64: kept in full" },
+    { attribute: 'AccessionNumber', problem: "69 characters, over its VR's 16: kept in full" },
+  ]);
+  const study = await getStudy(db.database, site, results[1]!.studyInstanceUid);
+  assert.equal(study?.dicomPatientId, `${prefix}2`);
+  assert.equal(study?.accessionNumber, `${prefix}2-ACC`);
+});
+
+test('an identifier the index cannot hold as it is refuses the instance: control characters (NUL inside too), over 256 characters', async () => {
+  const site = await createTestSite(db.database);
+  const cases: [string, Partial<ReceivedInstance>][] = [
+    ['PatientID', { patientId: 'AB\u0000CD' }],
+    ['PatientID', { patientId: 'AB\u001bCD' }],
+    ['PatientID', { patientId: 'P'.repeat(257) }],
+    ['AccessionNumber', { accessionNumber: 'A\tB' }],
+  ];
+  await assertRefused(site, cases);
+  // Padding is not part of the value: trailing NUL and spaces, leading spaces.
+  const padded = await db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ patientId: ' ABCD \u0000' })));
+  assert.equal((await getStudy(db.database, site, padded.studyInstanceUid))?.dicomPatientId, 'ABCD');
+  assert.deepEqual(padded.findings, []);
+});
+
+test('descriptive text is never refused: control characters are replaced, text beyond 1024 characters is cut, each with a finding', async () => {
+  const site = await createTestSite(db.database);
+  const result = await db.database.transaction((tx) =>
+    indexInstance(tx, site, receivedInstance({ patientName: 'Doe\u0001^Jane', studyDescription: 'Line one\r\nLine two', seriesDescription: 'S'.repeat(1500) })),
+  );
+  const study = await getStudy(db.database, site, result.studyInstanceUid);
+  assert.equal(study?.patientName, 'Doe\ufffd^Jane');
+  assert.equal(study?.studyDescription, 'Line one  Line two');
+  assert.equal(study?.series[0]?.seriesDescription, 'S'.repeat(1024));
+  assert.deepEqual(
+    result.findings.map((finding) => `${finding.attribute}: ${finding.problem}`),
+    [
+      'PatientName: holds control characters: indexed with them replaced',
+      'StudyDescription: holds control characters: indexed with them replaced',
+      'SeriesDescription: 1500 characters: indexed cut at 1024',
+    ],
+  );
+});
+
 test('identifying values that the index cannot key on are refused', async () => {
   const site = await createTestSite(db.database);
-  const cases: [string, Partial<Parameters<typeof receivedInstance>[0]>][] = [
+  const cases: [string, Partial<ReceivedInstance>][] = [
     ['sopInstanceUid', { sopInstanceUid: '' }],
     ['sopInstanceUid', { sopInstanceUid: '1.2.abc' }],
     ['studyInstanceUid', { studyInstanceUid: `1.${'2'.repeat(70)}` }],
@@ -192,13 +266,7 @@ test('identifying values that the index cannot key on are refused', async () => 
     ['sizeBytes', { sizeBytes: 1.5 }],
     ['sha256', { sha256: 'abc' }],
   ];
-  for (const [location, overrides] of cases) {
-    await assert.rejects(
-      db.database.transaction((tx) => indexInstance(tx, site, receivedInstance(overrides))),
-      (error) => isDomainError(error, 'invalid') && error.issues.some((issue) => issue.location === location),
-      location,
-    );
-  }
+  await assertRefused(site, cases);
   assert.equal((await listWorklist(db.database, site, { limit: 10, offset: 0 })).total, 0);
 });
 

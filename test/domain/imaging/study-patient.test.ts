@@ -51,6 +51,14 @@ test('without such a patient, one is created from the DICOM demographics', async
   assert.equal(next.patientId, result.patientId);
 });
 
+test('a name written only in ideographic characters (PS3.5 annex I) names the new patient', async () => {
+  const site = await createTestSite(db.database);
+  const result = await db.database.transaction((tx) => indexInstance(tx, site, receivedInstance({ patientId: 'KR-1', patientName: '=洪^吉洞=홍^길동' })));
+  const patient = await readPatient(site, result.patientId!);
+  assert.equal(patient?.name?.[0]?.family, '洪');
+  assert.deepEqual(patient?.name?.[0]?.given, ['吉洞']);
+});
+
 test('the same PatientID in two sites gives two patients, one per site', async () => {
   const [a, b] = [await createTestSite(db.database), await createTestSite(db.database)];
   const inA = await db.database.transaction((tx) => indexInstance(tx, a, receivedInstance({ patientId: 'SHARED' })));
