@@ -21,14 +21,14 @@ import { runMllpScenarios } from './scenarios/mllp.ts';
 
 /**
  * npm run bench: every surface side by side with its baseline, in one run (issue 8).
- * 1. FHIR on the cached data set (bench/work/dataset-<size>), against baselines (a) and (b).
+ * 1. FHIR on the cached data set (bench/scratch/dataset-<size>), against baselines (a) and (b).
  * 2. MLLP and DICOM on a fresh scratch service, against the MLLP baseline, Orthanc and storescp.
  * 3. Targets, then bench/results/latest.{json,md} (quick.{json,md} for --quick).
  */
 const root = resolve(import.meta.dirname, '..');
 const options = parseOptions(process.argv.slice(2));
 const started = performance.now();
-const workDir = join(root, 'bench', 'work');
+const workDir = join(root, 'bench', 'scratch');
 const logDir = join(workDir, 'logs');
 mkdirSync(logDir, { recursive: true });
 const serverUrl = process.env.CG_DATABASE_URL?.trim() || undefined;

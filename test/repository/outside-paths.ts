@@ -16,7 +16,7 @@ export interface OutsidePath {
 /** Folders whose code the service, its tests, the benchmark and the fault campaign run from. */
 export const scannedFolders = ['src', 'test', 'bench', 'faults', '.ci', 'bin'];
 /** Generated or third-party content: samples, results, scratch work, installed packages. */
-const skipped = new Set(['node_modules', 'fixtures', 'results', 'work', 'test-artifacts']);
+const skipped = new Set(['node_modules', 'fixtures', 'results', 'work', 'scratch', 'test-artifacts']);
 const codeEndings = new Set(['.ts', '.js', '.mjs', '.cjs', '.json', '.sh', '']);
 
 /** Home, workspace and mount folders of a developer's machine: nothing of the project lives there. */
