@@ -1,19 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildFhirOrigin, fhirClient } from './fhir-test-origin.ts';
+import { test } from 'node:test';
+import { useFhirOrigin, fhirClient } from './fhir-test-origin.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const fhirOrigin = useFhirOrigin();
 
 interface RestResource {
   type: string;
@@ -24,7 +13,7 @@ interface RestResource {
 const stored = ['Patient', 'Condition', 'AllergyIntolerance', 'Observation', 'Procedure', 'DocumentReference'];
 
 test('GET /fhir/metadata: R4 4.0.1 instance statement with exactly the seven types and their interactions', async () => {
-  const response = await app.inject({ method: 'GET', url: '/fhir/metadata' });
+  const response = await fhirOrigin.app.inject({ method: 'GET', url: '/fhir/metadata' });
   assert.equal(response.statusCode, 200);
   assert.match(String(response.headers['content-type']), /^application\/fhir\+json/);
   const statement = response.json();
@@ -55,7 +44,7 @@ test('GET /fhir/metadata: R4 4.0.1 instance statement with exactly the seven typ
 });
 
 test('the statement and the server agree: every declared parameter is accepted under strict handling, every interaction answers', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const statement = (await client.request('GET', '/fhir/metadata')).json();
   const sample: Record<string, string> = { token: 'x', reference: 'Patient/00000000-0000-4000-8000-000000000000', string: 'x', date: '2000' };
   for (const resource of statement.rest[0].resource as RestResource[]) {
@@ -80,7 +69,7 @@ test('the statement and the server agree: every declared parameter is accepted u
 });
 
 test('the origin documents its FHIR routes in OpenAPI', async () => {
-  const response = await app.inject({ method: 'GET', url: '/api/documentation/openapi.json' });
+  const response = await fhirOrigin.app.inject({ method: 'GET', url: '/api/documentation/openapi.json' });
   assert.equal(response.statusCode, 200);
   const paths = Object.keys(response.json().paths);
   for (const path of ['/fhir/metadata', '/fhir/Patient', '/fhir/Patient/{id}', '/fhir/Patient/{id}/_history', '/fhir/DiagnosticReport/{id}']) {

@@ -1,25 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
 import { indexInstance } from '../../src/domain/imaging/index-instance.ts';
 import { createReport } from '../../src/domain/imaging/reports.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+import { useFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
 
 // Issue 19 point 8: GET /fhir/metadata is walked claim by claim against a seeded site, so that a
 // claim without behaviour (a new type, interaction, search parameter, result parameter or flag
 // this walk does not know how to check) fails here instead of reaching a client.
 
-let db: TestDatabase;
-let app: FastifyInstance;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const fhirOrigin = useFhirOrigin();
 
 interface RestResource {
   type: string;
@@ -101,7 +91,7 @@ async function seed(client: FhirClient): Promise<Seed> {
     bodies[type] = (patient) => bodyFor(type, 'a', patient);
     others[type] = await created(await client.request('POST', `/fhir/${type}`, { body: bodyFor(type, 'a', patientA) }));
   }
-  const reportA = (await createReport(db.database, client.site, { studyInstanceUid: studyA, text: 'Final report.', status: 'completed' })).id;
+  const reportA = (await createReport(fhirOrigin.db.database, client.site, { studyInstanceUid: studyA, text: 'Final report.', status: 'completed' })).id;
   await new Promise((resolve) => setTimeout(resolve, 20));
   const between = new Date().toISOString();
   await new Promise((resolve) => setTimeout(resolve, 20));
@@ -112,14 +102,14 @@ async function seed(client: FhirClient): Promise<Seed> {
   ids.Patient = { a: patientA, b: patientB };
   for (const type of stored) ids[type] = { a: others[type]!, b: await created(await client.request('POST', `/fhir/${type}`, { body: bodyFor(type, 'b', patientB) })) };
   const studyB = await study(client, patientB, mrnB, 'b');
-  ids.DiagnosticReport = { a: reportA, b: (await createReport(db.database, client.site, { studyInstanceUid: studyB, text: 'Draft.', status: 'draft' })).id };
+  ids.DiagnosticReport = { a: reportA, b: (await createReport(fhirOrigin.db.database, client.site, { studyInstanceUid: studyB, text: 'Draft.', status: 'draft' })).id };
   bodies.Patient = () => patientBody(`WALK-C-${client.site.siteId.slice(0, 8)}`);
   return { patients: { a: patientA, b: patientB, mrnA }, ids, between, bodies };
 }
 
 async function study(client: FhirClient, patientId: string, mrn: string, which: string): Promise<string> {
   const studyInstanceUid = `1.2.826.0.1.3680043.9.${process.pid}.${Date.now()}${which === 'a' ? 1 : 2}`;
-  await db.database.transaction((tx) =>
+  await fhirOrigin.db.database.transaction((tx) =>
     indexInstance(tx, client.site, {
       sopInstanceUid: `${studyInstanceUid}.1.1`,
       sopClassUid: '1.2.840.10008.5.1.4.1.1.4',
@@ -134,7 +124,7 @@ async function study(client: FhirClient, patientId: string, mrn: string, which: 
       sha256: '0'.repeat(64),
     }),
   );
-  await db.database.query('UPDATE imaging_study SET patient_id = $3 WHERE site_id = $1 AND study_instance_uid = $2 AND patient_id IS NULL', [
+  await fhirOrigin.db.database.query('UPDATE imaging_study SET patient_id = $3 WHERE site_id = $1 AND study_instance_uid = $2 AND patient_id IS NULL', [
     client.site.siteId,
     studyInstanceUid,
     patientId,
@@ -408,7 +398,7 @@ const interactions: Record<string, { perform(resource: RestResource, client: Fhi
 };
 
 test('every type, interaction, search parameter and flag the CapabilityStatement claims works as claimed, and nothing unclaimed does', async () => {
-  const client = await fhirClient(app, db.database, { patientPutCreates: true });
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database, { patientPutCreates: true });
   const seedData = await seed(client);
   const statement = (await client.request('GET', '/fhir/metadata')).json();
   assert.equal(statement.fhirVersion, '4.0.1');
@@ -509,8 +499,8 @@ test('every type, interaction, search parameter and flag the CapabilityStatement
 });
 
 test('the OpenAPI document describes the 400 for unsupported parameters and the Prefer header of every search and history', async () => {
-  const document = (await app.inject({ method: 'GET', url: '/api/documentation/openapi.json' })).json();
-  const statement = (await app.inject({ method: 'GET', url: '/fhir/metadata' })).json();
+  const document = (await fhirOrigin.app.inject({ method: 'GET', url: '/api/documentation/openapi.json' })).json();
+  const statement = (await fhirOrigin.app.inject({ method: 'GET', url: '/fhir/metadata' })).json();
   for (const resource of statement.rest[0].resource as RestResource[]) {
     const operations = [document.paths[`/fhir/${resource.type}`].get, document.paths[`/fhir/${resource.type}/_search`].post];
     if (resource.interaction.some((interaction) => interaction.code === 'history-instance')) operations.push(document.paths[`/fhir/${resource.type}/{id}/_history`].get);

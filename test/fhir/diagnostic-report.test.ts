@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import { test } from 'node:test';
 import { indexInstance } from '../../src/domain/imaging/index-instance.ts';
 import { createReport } from '../../src/domain/imaging/reports.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+import { useFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const fhirOrigin = useFhirOrigin();
 
 let uidCounter = 0;
 
@@ -24,7 +13,7 @@ let uidCounter = 0;
 async function createStudy(site: SiteContext, patient: { id: string; mrn: string }): Promise<string> {
   uidCounter++;
   const studyInstanceUid = `1.2.826.0.1.3680043.9.${process.pid}.${uidCounter}`;
-  await db.database.transaction((tx) =>
+  await fhirOrigin.db.database.transaction((tx) =>
     indexInstance(tx, site, {
       sopInstanceUid: `${studyInstanceUid}.1.1`,
       sopClassUid: '1.2.840.10008.5.1.4.1.1.4',
@@ -41,7 +30,7 @@ async function createStudy(site: SiteContext, patient: { id: string; mrn: string
   );
   // The imaging intake links a study to the patient whose business identifier is its PatientID;
   // where it has not done so, link it here so that the view's patient mapping is exercised.
-  await db.database.query(
+  await fhirOrigin.db.database.query(
     'UPDATE imaging_study SET patient_id = $3 WHERE site_id = $1 AND study_instance_uid = $2 AND patient_id IS NULL',
     [site.siteId, studyInstanceUid, patient.id],
   );
@@ -54,10 +43,10 @@ async function patient(client: FhirClient, mrn: string): Promise<{ id: string; m
 }
 
 test('DiagnosticReport is a read view of the imaging reports, with the documented mapping', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const owner = await patient(client, 'DR-1');
   const study = await createStudy(client.site, owner);
-  const report = await createReport(db.database, client.site, { studyInstanceUid: study, text: 'No effusion.', status: 'completed' });
+  const report = await createReport(fhirOrigin.db.database, client.site, { studyInstanceUid: study, text: 'No effusion.', status: 'completed' });
 
   const response = await client.request('GET', `/fhir/DiagnosticReport/${report.id}`);
   assert.equal(response.statusCode, 200);
@@ -80,22 +69,22 @@ test('DiagnosticReport is a read view of the imaging reports, with the documente
   assert.equal((await client.request('GET', `/fhir/DiagnosticReport/${report.id}/_history/${report.version + 1}`)).statusCode, 404);
   assert.equal((await client.request('GET', '/fhir/DiagnosticReport/not-a-uuid')).statusCode, 404);
 
-  const draft = await createReport(db.database, client.site, { studyInstanceUid: study, text: 'Draft text' });
+  const draft = await createReport(fhirOrigin.db.database, client.site, { studyInstanceUid: study, text: 'Draft text' });
   const draftView = (await client.request('GET', `/fhir/DiagnosticReport/${draft.id}`)).json();
   assert.equal(draftView.status, 'preliminary');
   assert.equal(draftView.issued, undefined);
 });
 
 test('DiagnosticReport search by patient and status; another site sees nothing', async () => {
-  const client = await fhirClient(app, db.database);
-  const other = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const other = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const ann = await patient(client, 'DR-A');
   const bob = await patient(client, 'DR-B');
   const annStudy = await createStudy(client.site, ann);
   const bobStudy = await createStudy(client.site, bob);
-  const annFinal = await createReport(db.database, client.site, { studyInstanceUid: annStudy, text: 'a', status: 'completed' });
-  const annDraft = await createReport(db.database, client.site, { studyInstanceUid: annStudy, text: 'b' });
-  const bobFinal = await createReport(db.database, client.site, { studyInstanceUid: bobStudy, text: 'c', status: 'completed' });
+  const annFinal = await createReport(fhirOrigin.db.database, client.site, { studyInstanceUid: annStudy, text: 'a', status: 'completed' });
+  const annDraft = await createReport(fhirOrigin.db.database, client.site, { studyInstanceUid: annStudy, text: 'b' });
+  const bobFinal = await createReport(fhirOrigin.db.database, client.site, { studyInstanceUid: bobStudy, text: 'c', status: 'completed' });
 
   const ids = async (query: string, as: FhirClient = client) => {
     const response = await as.request('GET', `/fhir/DiagnosticReport${query}`);
@@ -117,7 +106,7 @@ test('DiagnosticReport search by patient and status; another site sees nothing',
   const next = new URL(paged.link.find((link: { relation: string }) => link.relation === 'next').url);
   // A report written between the pages goes to the top of the newest-first list; the next page
   // still continues after the last report shown, without repeating one.
-  await createReport(db.database, client.site, { studyInstanceUid: bobStudy, text: 'd' });
+  await createReport(fhirOrigin.db.database, client.site, { studyInstanceUid: bobStudy, text: 'd' });
   const rest = (await client.request('GET', next.pathname + next.search)).json();
   assert.equal(rest.entry.length, 1);
   const walked = [...paged.entry, ...rest.entry].map((entry: { resource: { id: string } }) => entry.resource.id);

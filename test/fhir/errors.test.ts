@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import { test } from 'node:test';
 import { fhirSurface } from '../../src/fhir/surface.ts';
 import { Database } from '../../src/storage/database.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { buildTestOrigin } from '../support/http.ts';
-import { buildFhirOrigin, fhirClient, patientBody } from './fhir-test-origin.ts';
+import { useFhirOrigin, fhirClient, patientBody } from './fhir-test-origin.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const fhirOrigin = useFhirOrigin();
 
 interface Outcome {
   resourceType: string;
@@ -36,7 +25,7 @@ function outcome(response: { statusCode: number; headers: Record<string, unknown
 }
 
 test('400: malformed JSON, a body that is not an object, a wrong resourceType', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   outcome(await client.request('POST', '/fhir/Patient', { body: '{"resourceType": "Patient",' }), 400);
   outcome(await client.request('POST', '/fhir/Patient', { body: '[1,2]' }), 400);
   outcome(await client.request('POST', '/fhir/Patient', { body: '"Patient"' }), 400);
@@ -46,7 +35,7 @@ test('400: malformed JSON, a body that is not an object, a wrong resourceType', 
 });
 
 test('400, not 500, for hostile shapes: deep nesting, and a coding that is not an array', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const deep = `{"resourceType":"Patient","extension":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
   const nested = outcome(await client.request('POST', '/fhir/Patient', { body: deep }), 400);
   assert.match(nested.issue[0]!.diagnostics ?? '', /nested more than 64 levels/);
@@ -58,7 +47,7 @@ test('400, not 500, for hostile shapes: deep nesting, and a coding that is not a
 });
 
 test('400, not 500, for a primitive extension that is not an object (the validator throws a plain error)', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   for (const extension of ['x', 5, ['x'], true]) {
     const body = { resourceType: 'Patient', identifier: [{ value: 'PRIMITIVE-EXT' }], birthDate: '1970-01-01', _birthDate: extension };
     const refused = outcome(await client.request('POST', '/fhir/Patient', { body }), 400);
@@ -69,7 +58,7 @@ test('400, not 500, for a primitive extension that is not an object (the validat
 });
 
 test('400 with one issue per problem, each with its FHIRPath, for invalid bodies of every type', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody('V-1') })).json();
   const subject = { reference: `Patient/${patient.id}` };
   const cases: { body: Record<string, unknown>; expressions: string[] }[] = [
@@ -124,14 +113,14 @@ test('400 with one issue per problem, each with its FHIRPath, for invalid bodies
 });
 
 test('401 without a key or with a bad key; metadata needs none', async () => {
-  const bare = await app.inject({ method: 'GET', url: '/fhir/Patient' });
+  const bare = await fhirOrigin.app.inject({ method: 'GET', url: '/fhir/Patient' });
   assert.equal(outcome(bare, 401).issue[0]!.code, 'login');
-  outcome(await app.inject({ method: 'GET', url: '/fhir/Patient', headers: { 'x-api-key': 'cg_nope' } }), 401);
-  assert.equal((await app.inject({ method: 'GET', url: '/fhir/metadata' })).statusCode, 200);
+  outcome(await fhirOrigin.app.inject({ method: 'GET', url: '/fhir/Patient', headers: { 'x-api-key': 'cg_nope' } }), 401);
+  assert.equal((await fhirOrigin.app.inject({ method: 'GET', url: '/fhir/metadata' })).statusCode, 200);
 });
 
 test('404 for unknown types and paths, 405 with Allow for other methods on known paths', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody('N-1') })).json();
   outcome(await client.request('GET', '/fhir/Medication'), 404);
   outcome(await client.request('GET', '/fhir/Medication/1'), 404);
@@ -161,7 +150,7 @@ test('404 for unknown types and paths, 405 with Allow for other methods on known
 });
 
 test('406 for an Accept or _format the server cannot produce; JSON forms are fine', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   outcome(await client.request('GET', '/fhir/Patient', { headers: { accept: 'application/fhir+xml' } }), 406);
   outcome(await client.request('GET', '/fhir/Patient?_format=xml'), 406);
   outcome(await client.request('GET', '/fhir/metadata?_format=text/html'), 406);
@@ -174,7 +163,7 @@ test('406 for an Accept or _format the server cannot produce; JSON forms are fin
 });
 
 test('409 for a second active patient with one business identifier; 412 for a stale If-Match', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const first = (await client.request('POST', '/fhir/Patient', { body: patientBody('D-1') })).json();
   const duplicate = outcome(await client.request('POST', '/fhir/Patient', { body: patientBody('D-1') }), 409);
   assert.deepEqual(duplicate.issue[0]!.expression, ['Patient.identifier[0].value']);
@@ -185,7 +174,7 @@ test('409 for a second active patient with one business identifier; 412 for a st
 });
 
 test('413 for an oversized body, 415 for a wrong Content-Type', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const huge = JSON.stringify(patientBody('B-1', { text: { status: 'generated', div: `<div>${'x'.repeat(5 * 1024 * 1024)}</div>` } }));
   outcome(await client.request('POST', '/fhir/Patient', { body: huge }), 413);
   outcome(await client.request('POST', '/fhir/Patient', { body: JSON.stringify(patientBody('B-2')), headers: { 'content-type': 'text/plain' } }), 415);

@@ -43,19 +43,33 @@ export const patientBody = (identifier: string, extra: Record<string, unknown> =
   ...extra,
 });
 
-/** A FHIR origin listening on a loopback port for the tests of one file, made before them and closed after. */
-export interface ListeningFhirOrigin {
+/** An in-process FHIR origin on a database of its own for the tests of one file, made before them and closed after. */
+export interface FhirOrigin {
   db: TestDatabase;
   app: FastifyInstance;
+}
+
+export function useFhirOrigin(): FhirOrigin {
+  return useOrigin(false);
+}
+
+/** The same origin, also listening on a loopback port. */
+export interface ListeningFhirOrigin extends FhirOrigin {
   /** http://127.0.0.1:{port} */
   url: string;
 }
 
 export function useListeningFhirOrigin(): ListeningFhirOrigin {
+  return useOrigin(true);
+}
+
+// One hook each way: top-level hooks of a file are not chained, so the listen cannot be a hook of its own.
+function useOrigin(listen: boolean): ListeningFhirOrigin {
   const origin = {} as ListeningFhirOrigin;
   before(async () => {
     origin.db = await createTestDatabase();
     origin.app = await buildFhirOrigin(origin.db.database);
+    if (!listen) return;
     await origin.app.listen({ port: 0, host: '127.0.0.1' });
     origin.url = `http://127.0.0.1:${(origin.app.server.address() as AddressInfo).port}`;
   });

@@ -1,24 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildFhirOrigin, fhirClient, patientBody } from './fhir-test-origin.ts';
+import { test } from 'node:test';
+import { useFhirOrigin, fhirClient, patientBody } from './fhir-test-origin.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const fhirOrigin = useFhirOrigin();
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 test('create: 201 with Location, ETag, a service id (client id ignored), versionId and lastUpdated', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const response = await client.request('POST', '/fhir/Patient', { body: { ...patientBody('C-1'), id: 'mine' } });
   assert.equal(response.statusCode, 201);
   const created = response.json();
@@ -42,7 +31,7 @@ test('create: 201 with Location, ETag, a service id (client id ignored), version
 });
 
 test('read: 200 with ETag; unknown and syntactically invalid ids are 404 OperationOutcomes', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const created = (await client.request('POST', '/fhir/Patient', { body: patientBody('R-1') })).json();
   const read = await client.request('GET', `/fhir/Patient/${created.id}`);
   assert.equal(read.statusCode, 200);
@@ -58,7 +47,7 @@ test('read: 200 with ETag; unknown and syntactically invalid ids are 404 Operati
 });
 
 test('update: new version per PUT, id rules, If-Match, vread and history', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const created = (await client.request('POST', '/fhir/Patient', { body: patientBody('U-1') })).json();
   const url = `/fhir/Patient/${created.id}`;
 
@@ -112,8 +101,8 @@ test('update: new version per PUT, id rules, If-Match, vread and history', async
 });
 
 test('PUT of a Patient without id to an unknown id creates one only when the site policy permits', async () => {
-  const strict = await fhirClient(app, db.database, { patientPutCreates: false });
-  const permissive = await fhirClient(app, db.database, { patientPutCreates: true });
+  const strict = await fhirClient(fhirOrigin.app, fhirOrigin.db.database, { patientPutCreates: false });
+  const permissive = await fhirClient(fhirOrigin.app, fhirOrigin.db.database, { patientPutCreates: true });
   const url = '/fhir/Patient/00000000-0000-4000-8000-0000000000aa';
   assert.equal((await strict.request('PUT', url, { body: patientBody('P-1') })).statusCode, 404);
   const created = await permissive.request('PUT', url, { body: patientBody('P-1') });
@@ -130,7 +119,7 @@ test('PUT of a Patient without id to an unknown id creates one only when the sit
 });
 
 test('Prefer: return=minimal and return=OperationOutcome', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const minimal = await client.request('POST', '/fhir/Patient', { body: patientBody('M-1'), headers: { prefer: 'return=minimal' } });
   assert.equal(minimal.statusCode, 201);
   assert.equal(minimal.body, '');
@@ -141,7 +130,7 @@ test('Prefer: return=minimal and return=OperationOutcome', async () => {
 });
 
 test('every writable type: create, read, update; references must be patients of the site', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody('T-1') })).json();
   const subject = { reference: `Patient/${patient.id}` };
   const bodies = [

@@ -1,23 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildFhirOrigin, fhirClient, patientBody } from './fhir-test-origin.ts';
+import { test } from 'node:test';
+import { useFhirOrigin, fhirClient, patientBody } from './fhir-test-origin.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const fhirOrigin = useFhirOrigin();
 
 test('another site\'s ids answer exactly like ids that do not exist, for every interaction', async () => {
-  const owner = await fhirClient(app, db.database);
-  const stranger = await fhirClient(app, db.database, { patientPutCreates: true });
+  const owner = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const stranger = await fhirClient(fhirOrigin.app, fhirOrigin.db.database, { patientPutCreates: true });
   const patient = (await owner.request('POST', '/fhir/Patient', { body: patientBody('I-1', { gender: 'female' }) })).json();
   const observation = (
     await owner.request('POST', '/fhir/Observation', {
@@ -66,7 +55,7 @@ test('another site\'s ids answer exactly like ids that do not exist, for every i
   assert.equal(foreignReference.body.replace(patient.id, 'ID'), nobodyReference.body.replace(missing, 'ID'));
 
   // Conditional create looks only at the caller's site: the other site's match does not count.
-  const third = await fhirClient(app, db.database);
+  const third = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const conditional = await third.request('POST', '/fhir/Patient', {
     body: patientBody('I-1'),
     headers: { 'if-none-exist': 'identifier=urn:mrn|I-1' },

@@ -1,21 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+import { test } from 'node:test';
+import { useFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
 
 // Issue 19 point 7: an unknown or unsupported search parameter never widens a search.
 
-let db: TestDatabase;
-let app: FastifyInstance;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const fhirOrigin = useFhirOrigin();
 
 interface Outcome {
   resourceType: string;
@@ -48,7 +37,7 @@ async function twoPatientsWithObservations(client: FhirClient) {
 }
 
 test('Observation?subject=Patient/X is refused with 400 naming subject and listing the supported parameters, not answered with every patient', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const { mine } = await twoPatientsWithObservations(client);
   const response = await client.request('GET', `/fhir/Observation?subject=Patient/${mine}`);
   const outcome = refused(response, 'subject');
@@ -63,7 +52,7 @@ test('Observation?subject=Patient/X is refused with 400 naming subject and listi
 });
 
 test('every unsupported parameter is named, one issue each: unknown names, modifiers, chains, unsupported result parameters and values', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const cases: [string, string, RegExp][] = [
     ['Observation', 'code:text=Hb', /code:text: the modifier :text is not supported on code/],
     ['Observation', 'patient:missing=true', /patient:missing: the modifier :missing is not supported on patient/],
@@ -94,7 +83,7 @@ test('every unsupported parameter is named, one issue each: unknown names, modif
 });
 
 test('Prefer: handling=lenient ignores them, reports them, and the self link shows only what was applied', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const { mine, myObservation, theirObservation } = await twoPatientsWithObservations(client);
   const response = await client.request('GET', `/fhir/Observation?subject=Patient/${mine}&code:text=Hb&_sort=-_lastUpdated&_count=5&_elements=id`, {
     headers: { prefer: 'handling=lenient' },
@@ -117,7 +106,7 @@ test('Prefer: handling=lenient ignores them, reports them, and the self link sho
 });
 
 test('_summary=count answers the total without entries; _summary=false is the default', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   await twoPatientsWithObservations(client);
   const counted = (await client.request('GET', '/fhir/Observation?_summary=count&_count=10')).json();
   assert.equal(counted.total, 2);

@@ -1,19 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+import { test } from 'node:test';
+import { useFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const fhirOrigin = useFhirOrigin();
 
 interface Bundle {
   resourceType: string;
@@ -45,7 +34,7 @@ function relative(url: string): string {
 }
 
 test('Patient: identifier, name (substring of any part, case- and accent-insensitive), birthdate with prefixes, gender', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const ann = await create(client, patientBody('S-1', { name: [{ family: 'Müller', given: ['Ann', 'Marie'] }], birthDate: '1980-05-17', gender: 'female' }));
   const bob = await create(client, patientBody('S-2', { identifier: [{ system: 'urn:other', value: 'S-2' }], name: [{ text: 'Bob Stone' }], birthDate: '1975', gender: 'male' }));
   const cyd = await create(client, patientBody('S-3', { name: [{ family: 'Young', given: ['Cyd'] }], birthDate: '1990-01-02', gender: 'other' }));
@@ -92,7 +81,7 @@ test('Patient: identifier, name (substring of any part, case- and accent-insensi
 });
 
 test('clinical types: patient (reference or bare id), clinical-status, code and type, with token forms', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const p1 = await create(client, patientBody('K-1'));
   const p2 = await create(client, patientBody('K-2'));
   const conditionStatus = (code: string) => ({ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/condition-clinical', code }] });
@@ -141,7 +130,7 @@ test('clinical types: patient (reference or bare id), clinical-status, code and 
 });
 
 test('_lastUpdated with prefixes, _sort on _lastUpdated, _count and _total', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const first = await create(client, patientBody('L-1'));
   const between = new Date(Date.now() + 5).toISOString();
   await new Promise((resolve) => setTimeout(resolve, 20));
@@ -165,7 +154,7 @@ test('_lastUpdated with prefixes, _sort on _lastUpdated, _count and _total', asy
 });
 
 test('paging: next links walk every result once, even while resources are updated and created', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const ids: string[] = [];
   for (let i = 0; i < 7; i++) ids.push(await create(client, patientBody(`PG-${i}`, { gender: 'female' })));
   for (const sort of ['', '&_sort=_lastUpdated', '&_sort=-_lastUpdated']) {
@@ -196,8 +185,8 @@ test('paging: next links walk every result once, even while resources are update
 });
 
 test('paging tokens are bound to their site and cannot be edited', async () => {
-  const client = await fhirClient(app, db.database);
-  const other = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const other = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   for (let i = 0; i < 3; i++) await create(client, patientBody(`PT-${i}`));
   await create(other, patientBody('PT-other'));
   const first = await search(client, 'Patient?_count=1');
@@ -218,7 +207,7 @@ test('paging tokens are bound to their site and cannot be edited', async () => {
 });
 
 test('unknown parameters are refused, or ignored and reported with Prefer: handling=lenient; bad values are 400', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const id = await create(client, patientBody('U-1'));
   const lenient = await search(client, 'Patient?colour=blue&_summary=true', { prefer: 'handling=lenient' });
   assert.deepEqual(matchIds(lenient), [id]);
@@ -244,7 +233,7 @@ test('unknown parameters are refused, or ignored and reported with Prefer: handl
 });
 
 test('POST _search takes form-encoded parameters', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const id = await create(client, patientBody('F-1', { gender: 'unknown' }));
   const response = await client.request('POST', '/fhir/Patient/_search', {
     body: 'gender=unknown',

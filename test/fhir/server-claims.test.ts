@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
 import { connect, type AddressInfo } from 'node:net';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+import { test } from 'node:test';
+import { useFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
 
 // Issue 19 point 8: what the server claims and links works.
 
-let db: TestDatabase;
-let app: FastifyInstance;
-before(async () => {
-  db = await createTestDatabase();
-  app = await buildFhirOrigin(db.database);
-});
-after(async () => {
-  await app.close();
-  await db.drop();
-});
+const fhirOrigin = useFhirOrigin();
 
 interface HistoryBundle {
   type: string;
@@ -58,7 +47,7 @@ async function threeVersions(client: FhirClient) {
 }
 
 test('history: the self link is the history URL itself and answers the same bundle', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const { url } = await threeVersions(client);
   const bundle = await history(client, `${url}/_history?_count=2`);
   const self = bundle.link.find((link) => link.relation === 'self')!.url;
@@ -71,7 +60,7 @@ test('history: the self link is the history URL itself and answers the same bund
 });
 
 test('history: _since keeps the versions stored at or after the instant; _at the versions current at that moment', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const { url, afterFirst, afterSecond } = await threeVersions(client);
   const since = await history(client, `${url}/_history?_since=${encodeURIComponent(afterFirst)}`);
   assert.deepEqual(versions(since), ['3', '2']);
@@ -99,7 +88,7 @@ test('history: _since keeps the versions stored at or after the instant; _at the
 });
 
 test('history: an unknown parameter is refused naming it, or ignored and left out of the self link under lenient handling', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const { url } = await threeVersions(client);
   const refused = await client.request('GET', `${url}/_history?_list=x`);
   assert.equal(refused.statusCode, 400);
@@ -110,7 +99,7 @@ test('history: an unknown parameter is refused naming it, or ignored and left ou
 });
 
 test('update: no updateCreate claim, and PUT to an unknown id never creates a resource at that id', async () => {
-  const client = await fhirClient(app, db.database, { patientPutCreates: true });
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database, { patientPutCreates: true });
   const statement = (await client.request('GET', '/fhir/metadata')).json();
   for (const resource of statement.rest[0].resource) assert.equal(resource.updateCreate, false, resource.type);
   const newId = '00000000-0000-4000-8000-00000000abcd';
@@ -120,7 +109,7 @@ test('update: no updateCreate claim, and PUT to an unknown id never creates a re
 });
 
 test('update: a body without id is 400 for every type but Patient, which keeps the site policy rule', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody('NI-1') })).json();
   const subject = { reference: `Patient/${patient.id}` };
   const bodies = [
@@ -144,7 +133,7 @@ test('update: a body without id is 400 for every type but Patient, which keeps t
 });
 
 test('malformed URLs are answered with an OperationOutcome: bad percent-encoding in the path or the query, raw bytes', async () => {
-  const client = await fhirClient(app, db.database);
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   for (const url of ['/fhir/Patient/%ZZ', '/fhir/%E0%A4%A', '/fhir/Patient?name=%ZZ', '/fhir/Patient?name=%C3%28', '/fhir/Patient/x/_history?_since=%G1']) {
     const response = await client.request('GET', url);
     assert.equal(response.statusCode, 400, url);
@@ -159,8 +148,8 @@ test('malformed URLs are answered with an OperationOutcome: bad percent-encoding
   assert.equal(form.json().resourceType, 'OperationOutcome');
 
   // Raw UTF-8 bytes in the request target never reach a route: Node's parser refuses them.
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = app.server.address() as AddressInfo;
+  await fhirOrigin.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = fhirOrigin.app.server.address() as AddressInfo;
   const request = Buffer.concat([Buffer.from('GET /fhir/Patient?name=M'), Buffer.from('ü', 'utf8'), Buffer.from(`ller HTTP/1.1\r\nHost: x\r\nX-API-Key: ${client.key}\r\n\r\n`)]);
   const answer = await new Promise<string>((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(request));
@@ -180,7 +169,7 @@ test('malformed URLs are answered with an OperationOutcome: bad percent-encoding
 
 test('401 answers carry a WWW-Authenticate challenge naming the X-API-Key header', async () => {
   for (const headers of [{}, { 'x-api-key': 'cg_nope' }]) {
-    const response = await app.inject({ method: 'GET', url: '/fhir/Patient', headers });
+    const response = await fhirOrigin.app.inject({ method: 'GET', url: '/fhir/Patient', headers });
     assert.equal(response.statusCode, 401);
     assert.equal(response.headers['www-authenticate'], 'ApiKey realm="clinical-gateway", header="X-API-Key"');
   }
