@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { useFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+import { rawHttpExchange } from '../support/http.ts';
 
 // Issue 19 point 8: what the server claims and links works.
 
@@ -151,18 +152,10 @@ test('malformed URLs are answered with an OperationOutcome: bad percent-encoding
   await fhirOrigin.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = fhirOrigin.app.server.address() as AddressInfo;
   const request = Buffer.concat([Buffer.from('GET /fhir/Patient?name=M'), Buffer.from('ü', 'utf8'), Buffer.from(`ller HTTP/1.1\r\nHost: x\r\nX-API-Key: ${client.key}\r\n\r\n`)]);
-  const answer = await new Promise<string>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(request));
-    let text = '';
-    const timer = setTimeout(() => socket.destroy(new Error('no answer within 5 s')), 5000);
-    socket.on('data', (chunk) => (text += chunk.toString('utf8')));
-    socket.on('close', () => (clearTimeout(timer), resolve(text)));
-    socket.on('error', reject);
-  });
-  const [head, body] = answer.split('\r\n\r\n');
-  assert.match(head!, /^HTTP\/1\.1 400 /);
-  assert.match(head!, /content-type: application\/fhir\+json/i);
-  const outcome = JSON.parse(body!);
+  const { head, body } = await rawHttpExchange(port, request);
+  assert.match(head, /^HTTP\/1\.1 400 /);
+  assert.match(head, /content-type: application\/fhir\+json/i);
+  const outcome = JSON.parse(body);
   assert.equal(outcome.resourceType, 'OperationOutcome');
   assert.match(outcome.issue[0].diagnostics, /percent-encoded/);
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { adminSurface } from '../../src/admin/surface.ts';
@@ -9,7 +9,7 @@ import { mppsSurface } from '../../src/mpps/surface.ts';
 import type { HttpSurface } from '../../src/platform/http/surface.ts';
 import { hl7Surface } from '../../src/server/hl7-origin.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { buildTestOrigin } from '../support/http.ts';
+import { buildTestOrigin, rawHttpExchange } from '../support/http.ts';
 
 // Issue 19 point 8: refusals made before any route runs are in each origin's own format, and
 // every 401 of an X-API-Key origin carries a challenge (RFC 9110 section 11.6.1).
@@ -85,15 +85,7 @@ test('a request Node cannot parse (raw UTF-8 in the target, a broken header) is 
       Buffer.from('GET /x HTTP/1.1\r\nHost: x\r\nBroken header\r\n\r\n'),
     ];
     for (const request of requests) {
-      const answer = await new Promise<string>((resolve, reject) => {
-        const socket = connect(port, '127.0.0.1', () => socket.write(request));
-        let text = '';
-        const timer = setTimeout(() => socket.destroy(new Error('no answer within 5 s')), 5000);
-        socket.on('data', (chunk) => (text += chunk.toString('utf8')));
-        socket.on('close', () => (clearTimeout(timer), resolve(text)));
-        socket.on('error', reject);
-      });
-      const [head, body] = answer.split('\r\n\r\n') as [string, string];
+      const { head, body } = await rawHttpExchange(port, request);
       assert.match(head, /^HTTP\/1\.1 400 Bad Request/, surface.name);
       assertOwnFormat(surface, '', /content-type: ([^\r]+)/i.exec(head)![1]!, body);
       assert.match(head, /x-request-id: /i, surface.name);

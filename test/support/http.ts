@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,4 +33,23 @@ export async function createTestApiKey(database: Database, site: SiteContext): P
   );
   const { key } = await createApiKey(database, { siteId: site.siteId, userId: user.id, label: 'test' }, { kind: 'operator' });
   return key;
+}
+
+/**
+ * Writes raw bytes to a listening origin and reads until the server closes the connection: for
+ * requests no HTTP client will send (bytes outside ASCII in the target, broken header lines).
+ */
+export function rawHttpExchange(port: number, request: Buffer): Promise<{ head: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let text = '';
+    const timer = setTimeout(() => socket.destroy(new Error('no answer within 5 s')), 5000);
+    socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      resolve({ head, body });
+    });
+    socket.on('error', reject);
+  });
 }
