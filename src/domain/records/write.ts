@@ -47,8 +47,8 @@ export async function lockKeys(tx: Queryable, keys: readonly string[]): Promise<
  * One statement (writeRows), so it needs no transaction of its own; outside a transaction,
  * concurrent creates share one (create-batch.ts).
  */
-export async function insertResource<T extends Resource>(tx: Queryable, site: SiteContext, resource: T): Promise<T> {
-  const pending = await pendingCreate(tx, site, resource);
+export async function insertResource<T extends Resource>(tx: Queryable, site: SiteContext, resource: T, id: string = randomUUID()): Promise<T> {
+  const pending = await pendingCreate(tx, site, resource, id);
   const stored = pending.resource as T;
   if (!(tx instanceof Database)) {
     await writeRows(tx, site, pending.type, stored, pending.values, 'insert');
@@ -59,9 +59,9 @@ export async function insertResource<T extends Resource>(tx: Queryable, site: Si
 }
 
 /** A new resource as version 1 with a new id, checked, with its index values. */
-async function pendingCreate(tx: Queryable, site: SiteContext, resource: Resource): Promise<PendingCreate> {
+async function pendingCreate(tx: Queryable, site: SiteContext, resource: Resource, id: string = randomUUID()): Promise<PendingCreate> {
   const type = storedType(resource.resourceType);
-  const stored = { ...resource, id: randomUUID(), meta: { ...resource.meta, versionId: '1', lastUpdated: new Date().toISOString() } } as Resource;
+  const stored = { ...resource, id, meta: { ...resource.meta, versionId: '1', lastUpdated: new Date().toISOString() } } as Resource;
   const values = await prepare(tx, site, type, stored, undefined);
   return { site, type, resource: stored, values, subject: patientReferenceElement(type) ? values.patientId : null };
 }
