@@ -15,7 +15,8 @@ import {
 } from './read.ts';
 import { searchResources, type SearchRequest, type SearchResult } from './search.ts';
 import { inTransaction } from './store-transaction.ts';
-import { insertResource, insertResources, lockedPatientByBusinessIdentifier, lockKey, lockKeys, replaceResource } from './write.ts';
+import type { PendingCreate } from './create-batch.ts';
+import { insertResource, insertResources, lockedPatientByBusinessIdentifier, lockKey, lockKeys, prepareCreate, replaceResource, writePreparedCreates } from './write.ts';
 
 /**
  * The versioned, site-scoped clinical record store that every surface writes through (FHIR,
@@ -91,8 +92,25 @@ export interface ResourceStore {
    * taking overlapping sets wait for each other instead of deadlocking. Only inside a transaction.
    */
   lockConditionalCriteria(criteria: readonly { type: string; criteriaKey: string }[]): Promise<void>;
+  /**
+   * Checks a new resource as create does (validation, index values) without writing it; inside a
+   * transaction, createPrepared then writes many in one statement (one round trip for all).
+   */
+  prepareCreate<T extends Resource>(resource: T, options: { id: string }): Promise<PreparedCreate<T>>;
+  /**
+   * Writes prepared creates in one statement in the caller's transaction. When a subject is not a
+   * patient of the site, answers the first such create and its error, and the caller must roll
+   * back. Only inside a transaction.
+   */
+  createPrepared(creates: readonly PreparedCreate<Resource>[]): Promise<{ refused?: PreparedCreate<Resource>; error?: DomainError }>;
   /** Stores several new resources as create does, in one statement: all or none. */
   createAll<T extends Resource>(resources: readonly T[]): Promise<T[]>;
+}
+
+/** A create checked and ready to write: `resource` is what will be stored (id, meta). */
+export interface PreparedCreate<T extends Resource> {
+  readonly resource: T;
+  readonly pending: PendingCreate;
 }
 
 export type ConditionalCreateOutcome<T extends Resource> =
@@ -148,6 +166,15 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
         return readByIdentifiers(tx, site, lookups);
       }),
     createAll: (resources) => insertResources(db, site, resources),
+    prepareCreate: async <T extends Resource>(resource: T, options: { id: string }) => {
+      const pending = await prepareCreate(db, site, resource, options.id);
+      return { resource: pending.resource as T, pending };
+    },
+    createPrepared: async (creates) => {
+      const { refused, error } = await writePreparedCreates(db, creates.map((create) => create.pending));
+      const create = refused ? creates.find((one) => one.pending === refused) : undefined;
+      return create && error ? { refused: create, error } : {};
+    },
     lockConditionalCriteria: async (criteria) => {
       if ((db as Partial<Transaction>).inTransaction !== true) throw new Error('lockConditionalCriteria needs a transaction: the locks last until it ends');
       await lockKeys(db, criteria.map((one) => conditionalCreateKey(site, one.type, one.criteriaKey)));

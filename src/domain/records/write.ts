@@ -92,6 +92,28 @@ export async function insertResources<T extends Resource>(db: Queryable, site: S
   });
 }
 
+/**
+ * A new resource checked as insertResource checks it, not yet written: writePreparedCreates
+ * writes many in one statement. Separate so that a caller writing many (a transaction Bundle)
+ * learns which resource a validation error is about.
+ */
+export function prepareCreate(tx: Queryable, site: SiteContext, resource: Resource, id: string): Promise<PendingCreate> {
+  return pendingCreate(tx, site, resource, id);
+}
+
+/**
+ * Writes prepared creates in one statement, in the caller's transaction. Those whose subject is
+ * not a patient of the site are not written: the first of them is returned, and the caller must
+ * roll back (nothing else tells the others apart).
+ */
+export async function writePreparedCreates(tx: Queryable, creates: readonly PendingCreate[]): Promise<{ refused?: PendingCreate; error?: DomainError }> {
+  if ((tx as { inTransaction?: boolean }).inTransaction !== true) throw new Error('writePreparedCreates needs a transaction: a refused row must roll the others back');
+  if (creates.length === 0) return {};
+  const written = await writeCreatesIn(tx, creates);
+  const refused = creates.find((create) => !written.has(create.resource.id!));
+  return refused ? { refused, error: subjectOfCreateNotInSite(refused) } : {};
+}
+
 /** How a create of a batch is written again on its own when its batch failed on a row. */
 const writeAlone: WriteOne = (database, one) => writeRows(database, one.site, one.type, one.resource, one.values, 'insert');
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BundleEntry as FhirBundleEntry, Resource } from '@medplum/fhirtypes';
-import { resourceStore, type ResourceStore } from '../../domain/records/resource-store.ts';
+import { resourceStore, type PreparedCreate, type ResourceStore } from '../../domain/records/resource-store.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { Queryable } from '../../storage/database.ts';
@@ -28,7 +28,8 @@ import { conditionalReference, isBundleLocalUrn, referencesIn, rewriteReferences
  *    urn:uuid: and urn:oid: references that name no entry, and conditional references that match
  *    no or several resources, fail the whole.
  * 4. The writes run: creates then updates (http.html#transaction), patients first, since the
- *    store checks in the same statement that a resource's subject is a patient of the site.
+ *    store checks in the same statement that a resource's subject is a patient of the site; the
+ *    creates of other types go in one statement.
  */
 
 export interface PlannedWrite {
@@ -132,6 +133,14 @@ export async function runTransactionWrites(
     return x[0]! - y[0]! || x[1]! - y[1]! || identityOf(a, settled).localeCompare(identityOf(b, settled));
   });
   const answers = new Map<number, FhirBundleEntry>();
+  // Creates other than patients are written together, in one statement (one round trip for all).
+  let prepared: { write: PlannedWrite; create: PreparedCreate<Resource> }[] = [];
+  const flush = async () => {
+    const { refused, error } = await store.createPrepared(prepared.map((one) => one.create));
+    if (refused) throw entryFailure(prepared.find((one) => one.create === refused)!.write.entry, error);
+    for (const { write, create } of prepared) answers.set(write.entry.index, writtenEntry(base, 201, create.resource, preference));
+    prepared = [];
+  };
   for (const write of sorted) {
     const outcome = settled.get(write)!;
     if (outcome.action === 'exists') {
@@ -139,6 +148,11 @@ export async function runTransactionWrites(
       continue;
     }
     const resource = rewriteReferences(write.resource, resolved) as Resource;
+    if (outcome.action === 'create' && resource.resourceType !== 'Patient') {
+      prepared.push({ write, create: await guarded(write.entry, () => store.prepareCreate(resource, { id: outcome.id })) });
+      continue;
+    }
+    if (prepared.length > 0) await flush();
     const stored = await guarded(write.entry, () =>
       outcome.action === 'create'
         ? store.create(resource, { id: outcome.id })
@@ -146,6 +160,7 @@ export async function runTransactionWrites(
     );
     answers.set(write.entry.index, writtenEntry(base, outcome.action === 'create' ? 201 : 200, stored, preference));
   }
+  if (prepared.length > 0) await flush();
   return answers;
 }
 
