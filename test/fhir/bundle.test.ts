@@ -117,6 +117,16 @@ test('a transaction updates, conditionally updates, resolves conditional referen
   assert.equal(amended.status, 'amended');
   assert.equal(amended.subject.reference, `Patient/${patient.id}`, 'the conditional reference was resolved');
 
+  const twice = await client.request('POST', '/fhir', {
+    body: bundle('transaction', [
+      { resource: { ...patient, gender: 'male' }, request: { method: 'PUT', url: `Patient/${patient.id}` } },
+      { resource: patientBody('TX-2', { gender: 'other' }), request: { method: 'PUT', url: 'Patient?identifier=urn:mrn|TX-2' } },
+    ]),
+  });
+  assert.equal(twice.statusCode, 400, twice.body);
+  assert.match(twice.json().issue[0].diagnostics, /^entry 1: it names Patient\/.* as entry 0 does/);
+  assert.equal((await client.request('GET', `/fhir/Patient/${patient.id}`)).json().gender, 'female', 'neither was written');
+
   const outcome = (await client.request('POST', '/fhir', { headers: { prefer: 'return=OperationOutcome' }, body: bundle('transaction', [{ resource: patientBody('TX-2b'), request: { method: 'POST', url: 'Patient' } }]) })).json();
   assert.equal(outcome.entry[0].response.outcome.resourceType, 'OperationOutcome');
   assert.equal(outcome.entry[0].resource, undefined);
@@ -213,7 +223,7 @@ test('bad Bundles are refused whole with a clear OperationOutcome', async () => 
       { resource: patientBody('A-1'), request: { method: 'POST', url: 'Patient', ifNoneExist: 'identifier=urn:mrn|A-1' } },
       { resource: patientBody('A-1'), request: { method: 'POST', url: 'Patient', ifNoneExist: 'identifier=urn:mrn|A-1' } },
     ]), 400, /ambiguous/],
-    ['two entries writing one resource', bundle('transaction', [
+    ['a conditional reference that matches nothing', bundle('transaction', [
       { resource: observation('Patient?identifier=urn:mrn|nobody'), request: { method: 'POST', url: 'Observation' } },
     ]), 412, /matches no Patient/],
   ];
