@@ -186,12 +186,16 @@ test('a batch answers each entry on its own, in its entry', async () => {
       { request: { method: 'DELETE', url: 'Patient/x' } },
       { resource: observation('urn:uuid:0a6b0e34-5d3b-4f2a-9a54-7f0d6f0d1e11'), request: { method: 'POST', url: 'Observation' } },
       { request: { url: 'Patient' } },
+      { request: { method: 'GET', url: `Patient?_id=${Array.from({ length: 201 }, (_, i) => `id-${i}`).join(',')}` } },
+      { request: { method: 'HEAD', url: 'Patient?identifier=urn:mrn|B-1' } },
     ]),
   });
   assert.equal(response.statusCode, 200, response.body);
   const answer = response.json();
   assert.equal(answer.type, 'batch-response');
-  assert.deepEqual(answer.entry.map((entry: Json) => entry.response.status.slice(0, 3)), ['201', '422', '200', '405', '400', '400']);
+  assert.deepEqual(answer.entry.map((entry: Json) => entry.response.status.slice(0, 3)), ['201', '422', '200', '405', '400', '400', '400', '200']);
+  assert.equal(answer.entry[6].response.outcome.issue[0].code, 'too-costly', 'the per-key search limits apply to a search entry');
+  assert.equal(answer.entry[7].resource, undefined, 'HEAD: no body');
   assert.equal(answer.entry[2].resource.total, 1, 'the read ran after the create');
   assert.equal(answer.entry[3].response.outcome.resourceType, 'OperationOutcome');
   assert.match(answer.entry[4].response.outcome.issue[0].diagnostics, /independent/);
