@@ -13,7 +13,7 @@ export interface HttpLoad {
   method: 'GET' | 'POST' | 'PUT';
   headers: Record<string, string>;
   /** Called for every request: a fresh path (and body) so that each request asks for something else. */
-  next: () => { path: string; body?: string };
+  next: () => { path: string; body?: string; headers?: Record<string, string> };
   /** Only bounded loads: at most this many requests in all. */
   maxRequests?: number;
 }
@@ -45,7 +45,7 @@ export async function runHttpLoad(load: HttpLoad): Promise<HttpLoadResult> {
         method: load.method,
         setupRequest: (request) => {
           const next = load.next();
-          return { ...request, path: next.path, ...(next.body !== undefined ? { body: next.body } : {}) };
+          return { ...request, path: next.path, ...(next.body !== undefined ? { body: next.body } : {}), ...(next.headers ? { headers: { ...request.headers, ...next.headers } } : {}) };
         },
       },
     ],

@@ -41,6 +41,18 @@ export function computeTargets(measurements: Measurement[], options: { fullDatas
     ratioTarget('FHIR read by id, 16 connections', median(find(measurements, 'fhir.read', 'gateway', 16)), median(find(measurements, 'fhir.read', 'baseline-a', 16)), 0.6, 'baseline (a): Fastify + node-postgres primary-key select', 'req/s'),
     ratioTarget('FHIR create, 16 connections', median(find(measurements, 'fhir.create', 'gateway', 16)), median(find(measurements, 'fhir.create', 'baseline-b', 16)), 0.5, 'baseline (b): Fastify + node-postgres single-row insert', 'req/s'),
   );
+  for (const connections of [1, 16]) {
+    targets.push(
+      ratioTarget(
+        `FHIR 100-entry transaction Bundle, resources/s, ${connections} connection(s)`,
+        median(find(measurements, 'fhir.transaction-100', 'gateway', connections)),
+        median(find(measurements, 'fhir.transaction-100', 'one-by-one', connections)),
+        1.0,
+        'the same resources posted one by one',
+        'resources/s',
+      ),
+    );
+  }
   for (const search of ['search-identifier', 'search-name', 'search-patient-code']) {
     const m = find(measurements, `fhir.${search}`, 'gateway', 1);
     const p95 = m?.latencyMs?.p95.median;

@@ -7,6 +7,7 @@ import { benchHost } from '../lib/ports.ts';
 import { runHttpLoad, type HttpLoadResult } from '../load/http-load.ts';
 import { Series } from '../report/series.ts';
 import { randomInt, type BenchContext } from './context.ts';
+import { runFhirTransactionScenario } from './fhir-transaction.ts';
 
 /**
  * FHIR scenarios of issue 8: read by id, search by identifier, by name substring and by
@@ -181,7 +182,7 @@ export async function runFhirScenarios(context: BenchContext, targets: FhirTarge
           (baseline ? `; ${operation.baseline} ${baseline.toMeasurement().throughput.median.toFixed(0)} req/s` : ''),
       );
     }
-  }
+  }  await runFhirTransactionScenario(context, targets);
 }
 
 /**

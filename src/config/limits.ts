@@ -19,6 +19,12 @@ export interface GatewayLimits {
     /** Database connections searches may use, apart from the pool intake and writes use. */
     connections: number;
   };
+  fhirBundle: {
+    /** Entries of one batch or transaction Bundle (POST /fhir). */
+    maxEntries: number;
+    /** Bytes of the body of a batch or transaction Bundle. */
+    maxBytes: number;
+  };
   dicom: {
     /** TCP connections from one remote address, associated or not. */
     maxConnectionsPerAddress: number;
@@ -46,6 +52,10 @@ export function loadLimits(env: NodeJS.ProcessEnv): GatewayLimits {
       workMem: postgresSize(env, 'CG_SEARCH_WORK_MEM', '4MB'),
       perKeyConcurrency: count(env, 'CG_SEARCH_CONCURRENCY_PER_KEY', 4),
       connections: count(env, 'CG_SEARCH_DB_CONNECTIONS', 5),
+    },
+    fhirBundle: {
+      maxEntries: count(env, 'CG_FHIR_BUNDLE_MAX_ENTRIES', 1000),
+      maxBytes: size(env, 'CG_FHIR_BUNDLE_MAX_SIZE', 16 * 2 ** 20),
     },
     dicom: {
       maxConnectionsPerAddress: count(env, 'CG_DICOM_MAX_CONNECTIONS_PER_ADDRESS', 16),

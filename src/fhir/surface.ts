@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { refuseUnstorableText } from '../platform/http/storable-text.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
+import { registerBundleRoute } from './bundle/bundle-route.ts';
 import { capabilityStatement } from './capability/capability-statement.ts';
 import { resourceDefinitions } from './capability/resource-definitions.ts';
 import { baseUrl, sendJson } from './http/resource-response.ts';
@@ -28,7 +29,7 @@ export const fhirSurface: HttpSurface = {
   description:
     'FHIR R4 (4.0.1) JSON API over the site of the API key: Patient, Condition, AllergyIntolerance, Observation, ' +
     'Procedure and DocumentReference (read, vread, history, search, create, update) and DiagnosticReport ' +
-    '(read, vread, search). GET /fhir/metadata is the authority on what is supported. A search or history parameter the ' +
+    '(read, vread, search); batch and transaction Bundles at POST /fhir. GET /fhir/metadata is the authority on what is supported. A search or history parameter the ' +
     'server does not apply is refused with 400 and an OperationOutcome naming it, unless the request carries Prefer: handling=lenient.',
   auth: 'api-key',
   renderError: renderOperationOutcome,
@@ -54,9 +55,10 @@ export const fhirSurface: HttpSurface = {
     app.get(
       '/fhir/metadata',
       fhirRoute({ summary: 'The CapabilityStatement of this server', tags: ['metadata'], response: resourceResponses('CapabilityStatement', 200) }, { public: true }),
-      async (request, reply) => sendJson(reply, 200, capabilityStatement(baseUrl(request), software, { cors: services.config.fhirCorsOrigins.length > 0 })),
+      async (request, reply) => sendJson(reply, 200, capabilityStatement(baseUrl(request), software, { cors: services.config.fhirCorsOrigins.length > 0, bundle: services.config.limits.fhirBundle })),
     );
     registerMethodNotAllowed(app, '/fhir/metadata', ['GET'], 'metadata');
+    registerBundleRoute(app, context);
 
     for (const definition of resourceDefinitions) {
       const { type } = definition;

@@ -71,6 +71,17 @@ test('docs/fhir.md: the examples create, read, update and search as their commen
       },
     },
     {
+      name: 'a transaction Bundle',
+      command: /"type": "transaction"/,
+      check({ stdout }) {
+        const [answer] = jsonDocuments(stdout) as [{ type: string; entry: { resource?: unknown; response: { status: string; location: string } }[] }];
+        assert.equal(answer.type, 'transaction-response');
+        assert.deepEqual(answer.entry.map((entry) => entry.response.status), ['201 Created', '201 Created']);
+        assert.ok(answer.entry.every((entry) => entry.resource === undefined), 'Prefer: return=minimal');
+        assert.match(answer.entry[0]!.response.location, /^Patient\/[^/]+\/_history\/1$/);
+      },
+    },
+    {
       name: 'conditional read, HEAD, compression, CORS',
       command: /If-None-Match/,
       check({ stdout }) {

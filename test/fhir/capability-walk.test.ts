@@ -406,7 +406,6 @@ test('every type, interaction, search parameter and flag the CapabilityStatement
   assert.match(statement.rest[0].documentation, /Prefer: handling=lenient/);
   const resources = statement.rest[0].resource as RestResource[];
   assert.equal((await client.request('GET', '/fhir/Medication')).statusCode, 404, 'an unclaimed type');
-
   for (const resource of resources) {
     const { type } = resource;
     assert.ok(seedData.ids[type], `the walk has no seed for ${type}, a type the statement claims`);
@@ -496,11 +495,31 @@ test('every type, interaction, search parameter and flag the CapabilityStatement
     assert.ok((await client.request('DELETE', `/fhir/${type}?_id=${seedData.ids[type]!.a}`)).statusCode >= 400, `${type} conditionalDelete not-supported`);
     assert.equal((await client.request('GET', a)).statusCode, 200, `${type}: still there`);
   }
+  // System interactions (after the types: they add resources the searches above do not expect): each claimed one is walked, and an unclaimed Bundle type is refused.
+  const systemInteractions = ((statement.rest[0].interaction ?? []) as { code: string }[]).map((interaction) => interaction.code);
+  for (const code of systemInteractions) {
+    assert.ok(code === 'batch' || code === 'transaction', `the walk cannot check the system interaction ${code}`);
+    const patient = seedData.patients.a;
+    const answer = await client.request('POST', '/fhir', {
+      body: { resourceType: 'Bundle', type: code, entry: [{ request: { method: 'GET', url: `Patient/${patient}` } }, { resource: seedData.bodies.Observation!(patient), request: { method: 'POST', url: 'Observation' } }] },
+    });
+    assert.equal(answer.statusCode, 200, `${code}: ${answer.body}`);
+    assert.equal(answer.json().type, `${code}-response`);
+    assert.deepEqual(answer.json().entry.map((entry: { response: { status: string } }) => entry.response.status), ['200 OK', '201 Created'], code);
+  }
+  for (const code of ['batch', 'transaction', 'history']) {
+    if (systemInteractions.includes(code)) continue;
+    assert.ok((await client.request('POST', '/fhir', { body: { resourceType: 'Bundle', type: code, entry: [] } })).statusCode >= 400, `${code} is not claimed`);
+  }
+
 });
 
 test('the OpenAPI document describes the 400 for unsupported parameters and the Prefer header of every search and history', async () => {
   const document = (await fhirOrigin.app.inject({ method: 'GET', url: '/api/documentation/openapi.json' })).json();
   const statement = (await fhirOrigin.app.inject({ method: 'GET', url: '/fhir/metadata' })).json();
+  const systemInteractions = ((statement.rest[0].interaction ?? []) as { code: string }[]).map((interaction) => interaction.code);
+  assert.equal(Boolean(document.paths['/fhir']?.post), systemInteractions.length > 0, 'POST /fhir is documented exactly when batch or transaction is claimed');
+  for (const code of systemInteractions) assert.match(document.paths['/fhir'].post.description, new RegExp(code), `${code} documented`);
   for (const resource of statement.rest[0].resource as RestResource[]) {
     const operations = [document.paths[`/fhir/${resource.type}`].get, document.paths[`/fhir/${resource.type}/_search`].post];
     if (resource.interaction.some((interaction) => interaction.code === 'history-instance')) operations.push(document.paths[`/fhir/${resource.type}/{id}/_history`].get);

@@ -7,7 +7,7 @@ import { testServices } from '../support/http.ts';
 
 // The product's real HTTP origins, as the composition root builds them.
 const ownPaths: Record<string, RegExp> = {
-  fhir: /^\/fhir\//,
+  fhir: /^\/fhir(\/|$)/,
   hl7: /^\/v[23]\/ingest$/,
   mpps: /^\/ingest$/,
   connectivity: /^\/connectivity\//,

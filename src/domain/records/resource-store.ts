@@ -1,5 +1,5 @@
 import type { Patient, Resource } from '@medplum/fhirtypes';
-import type { Queryable } from '../../storage/database.ts';
+import type { Queryable, Transaction } from '../../storage/database.ts';
 import { DomainError } from '../errors.ts';
 import type { SiteContext } from '../site-context.ts';
 import {
@@ -15,7 +15,8 @@ import {
 } from './read.ts';
 import { searchResources, type SearchRequest, type SearchResult } from './search.ts';
 import { inTransaction } from './store-transaction.ts';
-import { insertResource, insertResources, lockedPatientByBusinessIdentifier, lockKey, lockKeys, replaceResource } from './write.ts';
+import type { PendingCreate } from './create-batch.ts';
+import { insertResource, insertResources, lockedPatientByBusinessIdentifier, lockKey, lockKeys, prepareCreate, replaceResource, writePreparedCreates } from './write.ts';
 
 /**
  * The versioned, site-scoped clinical record store that every surface writes through (FHIR,
@@ -25,8 +26,12 @@ import { insertResource, insertResources, lockedPatientByBusinessIdentifier, loc
  */
 export interface ResourceStore {
   readonly site: SiteContext;
-  /** Stores a new resource: new UUID id (a client id is ignored), meta.versionId "1", meta.lastUpdated. */
-  create<T extends Resource>(resource: T): Promise<T>;
+  /**
+   * Stores a new resource: new UUID id (a client id is ignored), meta.versionId "1", meta.lastUpdated.
+   * `options.id` is a UUID the caller drew (randomUUID) when other resources must name the new one
+   * before it is stored (a transaction Bundle); it is still the service's id, never the client's.
+   */
+  create<T extends Resource>(resource: T, options?: { id?: string }): Promise<T>;
   /** The current version; undefined for an unknown, foreign or syntactically invalid id. */
   read<T extends Resource>(type: T['resourceType'], id: string): Promise<T | undefined>;
   vread<T extends Resource>(type: T['resourceType'], id: string, versionId: string): Promise<T | undefined>;
@@ -81,8 +86,31 @@ export interface ResourceStore {
    * up in one. What each found, in the order of the look-ups, oldest first.
    */
   findEachByIdentifierLocked(lookups: readonly IdentifierLookup[]): Promise<Resource[][]>;
+  /**
+   * Takes, until the caller's transaction ends, the locks createIfNoneExist and updateIfOneMatches
+   * take on each of these criteria, all in one statement in sorted order, so that two transactions
+   * taking overlapping sets wait for each other instead of deadlocking. Only inside a transaction.
+   */
+  lockConditionalCriteria(criteria: readonly { type: string; criteriaKey: string }[]): Promise<void>;
+  /**
+   * Checks a new resource as create does (validation, index values) without writing it; inside a
+   * transaction, createPrepared then writes many in one statement (one round trip for all).
+   */
+  prepareCreate<T extends Resource>(resource: T, options: { id: string }): Promise<PreparedCreate<T>>;
+  /**
+   * Writes prepared creates in one statement in the caller's transaction. When a subject is not a
+   * patient of the site, answers the first such create and its error, and the caller must roll
+   * back. Only inside a transaction.
+   */
+  createPrepared(creates: readonly PreparedCreate<Resource>[]): Promise<{ refused?: PreparedCreate<Resource>; error?: DomainError }>;
   /** Stores several new resources as create does, in one statement: all or none. */
   createAll<T extends Resource>(resources: readonly T[]): Promise<T[]>;
+}
+
+/** A create checked and ready to write: `resource` is what will be stored (id, meta). */
+export interface PreparedCreate<T extends Resource> {
+  readonly resource: T;
+  readonly pending: PendingCreate;
 }
 
 export type ConditionalCreateOutcome<T extends Resource> =
@@ -111,7 +139,7 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
   const store: ResourceStore = {
     site,
     // A create is a single statement: atomic in the caller's transaction or on its own.
-    create: (resource) => insertResource(db, site, resource),
+    create: (resource, options = {}) => insertResource(db, site, resource, options.id),
     read: (type, id) => readCurrent(db, site, type, id),
     vread: (type, id, versionId) => readVersion(db, site, type, id, versionId),
     update: (resource, options) => inTransaction(db, (tx) => replaceResource(tx, site, resource, options)),
@@ -138,6 +166,19 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
         return readByIdentifiers(tx, site, lookups);
       }),
     createAll: (resources) => insertResources(db, site, resources),
+    prepareCreate: async <T extends Resource>(resource: T, options: { id: string }) => {
+      const pending = await prepareCreate(db, site, resource, options.id);
+      return { resource: pending.resource as T, pending };
+    },
+    createPrepared: async (creates) => {
+      const { refused, error } = await writePreparedCreates(db, creates.map((create) => create.pending));
+      const create = refused ? creates.find((one) => one.pending === refused) : undefined;
+      return create && error ? { refused: create, error } : {};
+    },
+    lockConditionalCriteria: async (criteria) => {
+      if ((db as Partial<Transaction>).inTransaction !== true) throw new Error('lockConditionalCriteria needs a transaction: the locks last until it ends');
+      await lockKeys(db, criteria.map((one) => conditionalCreateKey(site, one.type, one.criteriaKey)));
+    },
     createIfNoneExist: (criteriaKey, find, resource) =>
       inTransaction(db, async (tx) => {
         await lockKey(tx, conditionalCreateKey(site, resource.resourceType, criteriaKey));

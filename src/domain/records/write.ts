@@ -47,8 +47,8 @@ export async function lockKeys(tx: Queryable, keys: readonly string[]): Promise<
  * One statement (writeRows), so it needs no transaction of its own; outside a transaction,
  * concurrent creates share one (create-batch.ts).
  */
-export async function insertResource<T extends Resource>(tx: Queryable, site: SiteContext, resource: T): Promise<T> {
-  const pending = await pendingCreate(tx, site, resource);
+export async function insertResource<T extends Resource>(tx: Queryable, site: SiteContext, resource: T, id: string = randomUUID()): Promise<T> {
+  const pending = await pendingCreate(tx, site, resource, id);
   const stored = pending.resource as T;
   if (!(tx instanceof Database)) {
     await writeRows(tx, site, pending.type, stored, pending.values, 'insert');
@@ -59,9 +59,9 @@ export async function insertResource<T extends Resource>(tx: Queryable, site: Si
 }
 
 /** A new resource as version 1 with a new id, checked, with its index values. */
-async function pendingCreate(tx: Queryable, site: SiteContext, resource: Resource): Promise<PendingCreate> {
+async function pendingCreate(tx: Queryable, site: SiteContext, resource: Resource, id: string = randomUUID()): Promise<PendingCreate> {
   const type = storedType(resource.resourceType);
-  const stored = { ...resource, id: randomUUID(), meta: { ...resource.meta, versionId: '1', lastUpdated: new Date().toISOString() } } as Resource;
+  const stored = { ...resource, id, meta: { ...resource.meta, versionId: '1', lastUpdated: new Date().toISOString() } } as Resource;
   const values = await prepare(tx, site, type, stored, undefined);
   return { site, type, resource: stored, values, subject: patientReferenceElement(type) ? values.patientId : null };
 }
@@ -90,6 +90,28 @@ export async function insertResources<T extends Resource>(db: Queryable, site: S
     if (refused) throw subjectOfCreateNotInSite(refused);
     return creates.map((create) => create.resource as T);
   });
+}
+
+/**
+ * A new resource checked as insertResource checks it, not yet written: writePreparedCreates
+ * writes many in one statement. Separate so that a caller writing many (a transaction Bundle)
+ * learns which resource a validation error is about.
+ */
+export function prepareCreate(tx: Queryable, site: SiteContext, resource: Resource, id: string): Promise<PendingCreate> {
+  return pendingCreate(tx, site, resource, id);
+}
+
+/**
+ * Writes prepared creates in one statement, in the caller's transaction. Those whose subject is
+ * not a patient of the site are not written: the first of them is returned, and the caller must
+ * roll back (nothing else tells the others apart).
+ */
+export async function writePreparedCreates(tx: Queryable, creates: readonly PendingCreate[]): Promise<{ refused?: PendingCreate; error?: DomainError }> {
+  if ((tx as { inTransaction?: boolean }).inTransaction !== true) throw new Error('writePreparedCreates needs a transaction: a refused row must roll the others back');
+  if (creates.length === 0) return {};
+  const written = await writeCreatesIn(tx, creates);
+  const refused = creates.find((create) => !written.has(create.resource.id!));
+  return refused ? { refused, error: subjectOfCreateNotInSite(refused) } : {};
 }
 
 /** How a create of a batch is written again on its own when its batch failed on a row. */

@@ -6,7 +6,7 @@ import { historyParameters, resourceDefinitions, resultParameters, type FhirReso
  * GET /fhir/metadata (https://hl7.org/fhir/R4/http.html#capabilities): generated from the same
  * definitions the router and the search parser use.
  */
-export function capabilityStatement(baseUrl: string, software: { name: string; version: string }, options: { cors: boolean }): CapabilityStatement {
+export function capabilityStatement(baseUrl: string, software: { name: string; version: string }, options: { cors: boolean; bundle: { maxEntries: number; maxBytes: number } }): CapabilityStatement {
   return {
     resourceType: 'CapabilityStatement',
     status: 'active',
@@ -27,6 +27,17 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
           'so that a search never silently widens; with the header Prefer: handling=lenient such parameters are ignored ' +
           'instead, reported in an OperationOutcome entry (search mode outcome), and left out of the self link, which shows ' +
           'only what was applied (https://hl7.org/fhir/R4/search.html#errors).',
+        // POST /fhir (bundle/bundle-route.ts): every entry is one of the type interactions below.
+        interaction: [
+          { code: 'batch', documentation: `At most ${options.bundle.maxEntries} entries and ${options.bundle.maxBytes} bytes; each entry is answered on its own.` },
+          {
+            code: 'transaction',
+            documentation:
+              `At most ${options.bundle.maxEntries} entries and ${options.bundle.maxBytes} bytes. All writes in one database transaction, or none; ` +
+              'urn:uuid: and urn:oid: fullUrls resolved and references rewritten; ifNoneExist, conditional update and conditional references; ' +
+              'reads run after the writes commit.',
+          },
+        ],
         security: {
           cors: options.cors,
           description:

@@ -15,9 +15,13 @@ export function etag(versionId: string | undefined): string {
 
 /** If-Match: W/"3" or "3" (http.html#concurrency); undefined when absent. */
 export function ifMatchVersion(request: FastifyRequest): string | undefined | null {
-  const header = request.headers['if-match'];
-  if (header === undefined) return undefined;
-  const match = /^\s*(?:W\/)?"([^"]+)"\s*$/.exec(header);
+  return versionOfETag(request.headers['if-match']);
+}
+
+/** The version an If-Match value names; null when it is no ETag. */
+export function versionOfETag(value: string | undefined): string | undefined | null {
+  if (value === undefined) return undefined;
+  const match = /^\s*(?:W\/)?"([^"]+)"\s*$/.exec(value);
   return match ? match[1]! : null;
 }
 

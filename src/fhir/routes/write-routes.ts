@@ -1,14 +1,13 @@
 import type { Resource } from '@medplum/fhirtypes';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, isDomainError } from '../../domain/errors.ts';
-import type { ResourceStore, SearchRequest } from '../../domain/records/resource-store.ts';
+import { isDomainError } from '../../domain/errors.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { assertJsonBody } from '../http/content-negotiation.ts';
 import { ifMatchVersion, sendJson, sendResource, versionHeaders, versionLocation } from '../http/resource-response.ts';
 import { informationOutcome } from '../outcome.ts';
-import { parseSearch } from '../search/parse-search.ts';
 import { formPairs, preference, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
+import { assertUpdateId, bodyIdOf, checkedResource, matchCriteria, noMatchError } from './write-rules.ts';
 import { fhirRoute, idParams, maxResourceBytes, resourceBody, resourceResponses } from './route-options.ts';
 
 /**
@@ -77,11 +76,7 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
     ),
     async (request, reply) => {
       const resource = resourceFrom(request, type);
-      const bodyId = (request.body as { id?: unknown }).id;
-      if (bodyId !== undefined && typeof bodyId !== 'string') {
-        const message = 'the resource id must be a string';
-        throw new DomainError('invalid', message, [{ message, location: `${type}.id` }]);
-      }
+      const bodyId = bodyIdOf(request.body, type);
       const ifMatch = ifMatchVersion(request);
       if (ifMatch === null) throw new HttpProblem(400, 'invalid', 'If-Match must be an ETag such as W/"3"');
       const { key, find } = matchCriteria(definition, queryPairs(request), 'a conditional update');
@@ -94,10 +89,7 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
         case 'ambiguous':
           throw new HttpProblem(412, 'precondition-failed', `the criteria match ${outcome.count} or more ${type} resources; a conditional update needs at most one`);
         case 'no-match':
-          if (ifMatch !== undefined) throw new HttpProblem(412, 'precondition-failed', `If-Match names a version, but no ${type} matches the criteria`);
-          // updateCreate is false: ids are the service's (http.html#cond-update allows refusing).
-          if (bodyId !== undefined) throw new DomainError('invalid', `no ${type} matches the criteria, and a resource is never created at a client's id: send the body without id to create one`);
-          throw new DomainError('not-found', `no ${type} matches the criteria, and this site's policy does not let PUT create patients`);
+          throw noMatchError(type, bodyId, ifMatch);
         case 'created':
           reply.header('location', versionLocation(request, outcome.resource));
           return respond(request, reply, 201, outcome.resource);
@@ -127,17 +119,8 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
     async (request, reply) => {
       const resource = resourceFrom(request, type);
       const pathId = request.params.id;
-      const bodyId = (request.body as { id?: unknown }).id;
-      if (bodyId === undefined && !definition.putWithoutIdCreates) {
-        // http.html#update: the body SHALL carry an id equal to the URL's, else 400. Patient keeps
-        // the seed's exception (DESIGN.md section 1), handled below.
-        const message = `the resource has no id: an update carries the id of the URL (${pathId})`;
-        throw new DomainError('invalid', message, [{ message, location: `${type}.id` }]);
-      }
-      if (bodyId !== undefined && bodyId !== pathId) {
-        const message = `the resource id ${JSON.stringify(bodyId)} differs from the id in the URL`;
-        throw new DomainError('invalid', message, [{ message, location: `${type}.id` }]);
-      }
+      const bodyId = bodyIdOf(request.body, type);
+      assertUpdateId(definition, bodyId, pathId);
       const ifMatch = ifMatchVersion(request);
       if (ifMatch === null) throw new HttpProblem(400, 'invalid', 'If-Match must be an ETag such as W/"3"');
       const store = storeFor(context, request);
@@ -159,31 +142,9 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
   );
 }
 
-/**
- * The search criteria of a conditional create or update, parsed strictly as If-None-Exist always
- * was (an unsupported parameter is a 400, never silently dropped, which would widen the match),
- * with the lock key both interactions share and the look-up of at most two matches.
- */
-function matchCriteria(definition: FhirResourceDefinition, pairs: [string, string][], what: string) {
-  const parsed = parseSearch(definition, pairs, true);
-  if (parsed.conditions.length === 0) throw new HttpProblem(400, 'invalid', `${what} has no search criteria`);
-  const search: SearchRequest = { type: definition.type as SearchRequest['type'], conditions: parsed.conditions, sort: 'created', count: 2, total: 'none' };
-  return { key: JSON.stringify(parsed.criteria), find: (locked: ResourceStore) => locked.search(search).then((result) => result.resources) };
-}
-
 function resourceFrom(request: FastifyRequest, type: string): Resource {
   assertJsonBody(request);
-  const body = request.body;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new DomainError('invalid', 'the body must be a JSON object holding a FHIR resource');
-  }
-  const resourceType = (body as { resourceType?: unknown }).resourceType;
-  if (resourceType !== type) {
-    const message = `the body's resourceType ${JSON.stringify(resourceType ?? null)} is not ${type}`;
-    throw new DomainError('invalid', message, [{ message, location: 'resourceType' }]);
-  }
-  const { id: _ignored, ...rest } = body as Resource;
-  return rest as Resource;
+  return checkedResource(request.body, type);
 }
 
 /** Prefer: return=… (http.html#ops): the resource (default), nothing, or an OperationOutcome. */

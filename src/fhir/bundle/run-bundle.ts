@@ -1,0 +1,74 @@
+import type { BundleEntry as FhirBundleEntry } from '@medplum/fhirtypes';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { baseUrl } from '../http/resource-response.ts';
+import { formPairs, preference, siteOf, type FhirContext } from '../routes/fhir-context.ts';
+import { parseSearch } from '../search/parse-search.ts';
+import { EntryProblem, type BundleEntry, type EntryMethod, type ParsedBundle } from './bundle-entries.ts';
+import { entryFailure } from './entry-failure.ts';
+import { sendEntry } from './entry-request.ts';
+import { failedEntry, returnPreference } from './entry-response.ts';
+import { isBundleLocalUrn, referencesIn } from './references.ts';
+import { assertDistinctCriteria, planWrite, runTransactionWrites } from './transaction-writes.ts';
+
+/** http.html#transaction: deletes, then creates, then updates, then reads, whatever the Bundle's order. */
+const processingOrder: Record<EntryMethod, number> = { DELETE: 0, POST: 1, PUT: 2, PATCH: 2, GET: 3, HEAD: 3 };
+
+type Slot = ParsedBundle['entries'][number];
+
+function inProcessingOrder(entries: readonly Slot[]): Slot[] {
+  const rank = (slot: Slot) => ('problem' in slot ? -1 : processingOrder[slot.method]);
+  return [...entries].sort((a, b) => rank(a) - rank(b) || a.index - b.index);
+}
+
+/**
+ * A batch: every entry on its own, as a request of its own would be (its own database
+ * transaction), answered in its entry whatever happened to the others.
+ */
+export async function runBatch(app: FastifyInstance, request: FastifyRequest, bundle: ParsedBundle): Promise<FhirBundleEntry[]> {
+  const answers: FhirBundleEntry[] = new Array(bundle.entries.length);
+  for (const slot of inProcessingOrder(bundle.entries)) {
+    try {
+      if ('problem' in slot) throw slot.problem;
+      const local = referencesIn(slot.resource).find(({ reference }) => isBundleLocalUrn(reference));
+      if (local) {
+        throw new EntryProblem(400, 'invalid', `the reference ${local.reference} names another entry: entries of a batch are independent (http.html#brules); send a transaction`);
+      }
+      answers[slot.index] = await sendEntry(app, request, slot);
+    } catch (error) {
+      answers[slot.index] = failedEntry(error, request.id, request.url);
+    }
+  }
+  return answers;
+}
+
+/**
+ * A transaction: every write in one database transaction, committed before the answer, or none
+ * (transaction-writes.ts). Reads run after the commit, through the routes a read of its own takes,
+ * and so see the writes; their urls and search parameters are checked before anything is written,
+ * so that a transaction with a malformed read changes nothing.
+ */
+export async function runTransaction(app: FastifyInstance, context: FhirContext, request: FastifyRequest, bundle: ParsedBundle): Promise<FhirBundleEntry[]> {
+  const site = siteOf(request);
+  const entries: BundleEntry[] = bundle.entries.map((slot) => {
+    if ('problem' in slot) throw entryFailure(slot, slot.problem);
+    return slot;
+  });
+  const reads = entries.filter((entry) => entry.method === 'GET' || entry.method === 'HEAD');
+  const strict = preference(request, 'handling') !== 'lenient';
+  for (const read of reads) {
+    if (read.target.interaction !== 'search-type') continue;
+    try {
+      parseSearch(read.definition, formPairs(read.url.split('?', 2)[1] ?? '', 'request.url'), strict);
+    } catch (error) {
+      throw entryFailure(read, error);
+    }
+  }
+  const writes = entries.filter((entry) => !reads.includes(entry)).map((entry) => planWrite(entry, site));
+  assertDistinctCriteria(writes);
+  const written = await context.services.database.transaction((tx) =>
+    runTransactionWrites(tx, site, writes, baseUrl(request), returnPreference(preference(request, 'return'))),
+  );
+  const answers: FhirBundleEntry[] = entries.map((entry) => written.get(entry.index) ?? { response: { status: '' } });
+  for (const read of reads) answers[read.index] = await sendEntry(app, request, read);
+  return answers;
+}
