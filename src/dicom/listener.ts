@@ -10,8 +10,8 @@ import { unmapIpv4 } from '../domain/clients/ip-allow-list.ts';
 import { FairConnectionSlots } from '../platform/fair-connection-slots.ts';
 import { AssociationLimits } from './association/association-limits.ts';
 import { DicomConnection, type ConnectionSettings } from './association/connection.ts';
-import { StorageLayout } from './storage/layout.ts';
-import { storeLimits } from './storage/store-limits.ts';
+import { StorageLayout } from '../storage/dicom/layout.ts';
+import { storeLimits } from '../storage/dicom/store-limits.ts';
 
 export interface DicomListenerOptions {
   host: string;

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Services } from '../platform/services.ts';
 import { isIndexedPath } from './listener.ts';
-import { StorageLayout } from './storage/layout.ts';
+import { StorageLayout } from '../storage/dicom/layout.ts';
 
 /** The temporary folder of worker n, under dicom/tmp. */
 export function workerTemporaryFolder(worker: number): string {

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import type { Patient } from '@medplum/fhirtypes';
 import pino from 'pino';
 import { startDicomListener } from '../../src/dicom/listener.ts';
-import { headerTags } from '../../src/dicom/dataset/header-fields.ts';
+import { headerTags } from '../../src/storage/dicom/dataset/header-fields.ts';
 import { resourceStore } from '../../src/domain/records/resource-store.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { createTestSite } from '../support/sites.ts';

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { startDicomListener } from '../../src/dicom/listener.ts';
-import { StorageLayout } from '../../src/dicom/storage/layout.ts';
+import { StorageLayout } from '../../src/storage/dicom/layout.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { fixturePath } from '../support/fixtures.ts';
 import { testServices } from '../support/http.ts';

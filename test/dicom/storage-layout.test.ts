@@ -5,7 +5,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { StorageLayout } from '../../src/dicom/storage/layout.ts';
+import { StorageLayout } from '../../src/storage/dicom/layout.ts';
 import { placedTransfer } from './support/placed-transfer.ts';
 import { writeSyntheticInstance } from './support/synthetic-instance.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { StorageLayout } from '../../src/dicom/storage/layout.ts';
+import { StorageLayout } from '../../src/storage/dicom/layout.ts';
 import { recoverEveryTemporaryFolder, workerTemporaryFolder } from '../../src/dicom/transfer-recovery.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { testServices } from '../support/http.ts';
