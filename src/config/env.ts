@@ -15,6 +15,7 @@ export interface GatewayConfig {
     mpps?: number;
     connectivity?: number;
     admin?: number;
+    dicomweb?: number;
     mllp?: number;
     dicom?: number;
   };
@@ -37,6 +38,7 @@ const defaultPorts = {
   mpps: 8082,
   connectivity: 8083,
   admin: 8084,
+  dicomweb: 8085,
   mllp: 2575,
   dicom: 11112,
 } as const;
@@ -47,6 +49,7 @@ const portVariables = {
   mpps: 'CG_MPPS_PORT',
   connectivity: 'CG_CONNECTIVITY_PORT',
   admin: 'CG_ADMIN_PORT',
+  dicomweb: 'CG_DICOMWEB_PORT',
   mllp: 'CG_MLLP_PORT',
   dicom: 'CG_DICOM_PORT',
 } as const;

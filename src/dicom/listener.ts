@@ -3,8 +3,7 @@
  * its own TCP port. The called AE title of each association selects the site.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { findInstance } from '../domain/imaging/index-instance.ts';
-import { findSiteById, siteContextFor } from '../domain/sites/sites.ts';
+import { isIndexedPath } from '../domain/imaging/indexed-path.ts';
 import type { Services } from '../platform/services.ts';
 import { unmapIpv4 } from '../domain/clients/ip-allow-list.ts';
 import { FairConnectionSlots } from '../platform/fair-connection-slots.ts';
@@ -140,14 +139,4 @@ export async function startDicomListener(services: Services, options: DicomListe
       return closing;
     },
   };
-}
-
-/** Whether the index points at dicom/<siteId>/<study>/<series>/<sop>.dcm (site-scoped look-up). */
-export async function isIndexedPath(database: Services['database'], relativePath: string): Promise<boolean> {
-  const parts = /^dicom\/([0-9a-f-]{36})\/[0-9.]+\/[0-9.]+\/([0-9.]+)\.dcm$/.exec(relativePath);
-  if (!parts) return true;
-  const site = await findSiteById(database, parts[1]!);
-  if (!site) return false;
-  const instance = await findInstance(database, siteContextFor(site, { kind: 'operator' }), parts[2]!);
-  return instance?.storagePath === relativePath;
 }

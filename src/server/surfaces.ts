@@ -2,6 +2,7 @@ import { adminSurface } from '../admin/surface.ts';
 import type { GatewayConfig } from '../config/env.ts';
 import { connectivitySurface } from '../connectivity/surface.ts';
 import { startDicomListener } from '../dicom/listener.ts';
+import { dicomwebSurface } from '../dicomweb/surface.ts';
 import { workerTemporaryFolder } from '../dicom/transfer-recovery.ts';
 import { fhirSurface } from '../fhir/surface.ts';
 import { startMllpListener } from '../hl7v2/surface.ts';
@@ -37,6 +38,7 @@ export const surfaceCatalogue: SurfaceCatalogue = {
     { surface: mppsSurface, port: 'mpps' },
     { surface: connectivitySurface, port: 'connectivity' },
     { surface: adminSurface, port: 'admin' },
+    { surface: dicomwebSurface, port: 'dicomweb' },
   ],
   tcp: [
     { surface: { name: 'mllp', start: (services, address) => startMllpListener(services, address) }, port: 'mllp' },

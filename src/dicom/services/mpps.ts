@@ -13,7 +13,7 @@ import type { DimseResult } from '../dimse/dimse-result.ts';
 import { status } from '../dimse/status.ts';
 import { readSmallDataset } from '../../storage/dicom/dataset/small-dataset.ts';
 import { mppsSopClass } from '../../storage/dicom/uids.ts';
-import { isResourceFailure } from './failure-status.ts';
+import { isResourceFailure } from '../../domain/imaging/store-failure.ts';
 import { readMppsAttributes, type MppsAttributes } from './mpps-attributes.ts';
 
 type Mode = 'create' | 'update';

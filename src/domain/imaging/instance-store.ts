@@ -35,13 +35,17 @@ export interface AnnouncedInstance {
   /** The SOP class the sender announced, when it did (C-STORE's Affected SOP Class). */
   sopClassUid: string;
   transferSyntaxUid: string;
+  /** The study the instance must belong to (STOW-RS to /studies/{uid}); refused otherwise. */
+  expectedStudyInstanceUid?: string;
 }
+
+/** `invalid`: malformed, or UIDs missing or inconsistent; the others name the mismatch. */
+export type RejectReason = 'invalid' | 'sop-class-mismatch' | 'study-mismatch';
 
 export type StoreOutcome =
   | { kind: 'stored' | 'duplicate-identical'; findings: ValueFinding[]; studyInstanceUid: string; seriesInstanceUid: string; sopClassUid: string }
   | { kind: 'duplicate-different' }
-  /** The dataset cannot be stored as it is: `sop-class-mismatch` or `invalid` (malformed, UIDs). */
-  | { kind: 'rejected'; reason: 'invalid' | 'sop-class-mismatch'; comment: string }
+  | { kind: 'rejected'; reason: RejectReason; comment: string }
   | { kind: 'oversized'; limit: number }
   /** Free disk space below the floor: retry later. */
   | { kind: 'no-space' }
@@ -149,6 +153,9 @@ async function finishInstance(context: InstanceStoreContext, announced: Announce
     const studyUid = fields.studyInstanceUid ?? '';
     const seriesUid = fields.seriesInstanceUid ?? '';
     if (!isLenientDicomUid(studyUid) || !isLenientDicomUid(seriesUid)) return reject('invalid', 'Study or Series Instance UID missing or invalid');
+    if (announced.expectedStudyInstanceUid !== undefined && studyUid !== announced.expectedStudyInstanceUid) {
+      return reject('study-mismatch', `Study Instance UID ${studyUid} is not the study ${announced.expectedStudyInstanceUid}`);
+    }
     const target = layout.instancePath(site.siteId, studyUid, seriesUid, sopInstanceUid);
     storagePath = target;
     const instance: ReceivedInstance = {
@@ -238,7 +245,7 @@ async function finishInstance(context: InstanceStoreContext, announced: Announce
     return { kind: 'failed', error };
   }
 
-  async function reject(reason: 'invalid' | 'sop-class-mismatch', comment: string): Promise<StoreOutcome> {
+  async function reject(reason: RejectReason, comment: string): Promise<StoreOutcome> {
     await file.discard();
     logger.warn({ sopInstanceUid }, comment);
     return { kind: 'rejected', reason, comment };
