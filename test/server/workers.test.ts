@@ -56,7 +56,7 @@ function origin(surface: string): string {
   return `http://127.0.0.1:${service.ports[surface]}`;
 }
 
-const httpSurfaces = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin'];
+const httpSurfaces = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb'];
 
 /** The workers that answered /readyz on fresh connections to every HTTP origin. */
 async function readyWorkers(rounds: number): Promise<Set<number>> {
