@@ -11,6 +11,8 @@ import { AssociationLimits } from './association/association-limits.ts';
 import { DicomConnection, type ConnectionSettings } from './association/connection.ts';
 import { StorageLayout } from '../storage/dicom/layout.ts';
 import { storeLimits } from '../storage/dicom/store-limits.ts';
+import { workerTemporaryFolder } from '../storage/dicom/temporary-folders.ts';
+import { workerNumber } from '../platform/worker.ts';
 
 export interface DicomListenerOptions {
   host: string;
@@ -28,7 +30,7 @@ export interface DicomListenerOptions {
   minFreeDiskBytes?: number;
   /** How long close() waits for in-flight messages before cutting connections. */
   closeGraceMs?: number;
-  /** This worker's own folder under dicom/tmp, when `serve` runs several workers. */
+  /** This process's own folder of temporary files; default: its node's and worker's (temporary-folders.ts). */
   temporaryFolder?: string;
 }
 
@@ -54,7 +56,7 @@ export async function startDicomListener(services: Services, options: DicomListe
     idleTimeoutMs: options.idleTimeoutMs ?? dicomListenerDefaults.idleTimeoutMs,
   };
   const logger = services.logger.child({ surface: 'dicom' });
-  const layout = new StorageLayout(services.config.dataDir, options.temporaryFolder);
+  const layout = new StorageLayout(services.config.dicomStorageDir, options.temporaryFolder ?? processTemporaryFolder(services.config));
   const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
   if (removed > 0) logger.warn({ removed }, 'removed unfinished transfers left by a previous run');
   const limits = new AssociationLimits(
@@ -64,7 +66,7 @@ export async function startDicomListener(services: Services, options: DicomListe
   const connections = new Map<DicomConnection, Promise<void>>();
   const configured = services.config.limits.dicom;
   const stores = storeLimits(
-    services.config.dataDir,
+    services.config.dicomStorageDir,
     options.maxInstanceBytes ?? configured.maxInstanceBytes,
     options.minFreeDiskBytes ?? configured.minFreeDiskBytes,
   );
@@ -139,4 +141,12 @@ export async function startDicomListener(services: Services, options: DicomListe
       return closing;
     },
   };
+}
+
+/**
+ * This process's temporary folder: its node's (CG_NODE_ID; the CLI and tests without one use
+ * "local") and its worker's (a single-process service is worker 1).
+ */
+export function processTemporaryFolder(config: Services['config']): string {
+  return workerTemporaryFolder(config.dicomStorageDir, config.nodeId ?? 'local', workerNumber() ?? 1);
 }

@@ -1,7 +1,7 @@
-import { join } from 'node:path';
 import type { GatewayConfig } from '../config/env.ts';
+import { resolveStoredInstance } from '../domain/imaging/stored-instance-file.ts';
 
-/** The absolute path of a stored instance's file: the index records it relative to the data directory. */
+/** The absolute path of a stored instance's file, in the shared DICOM storage folder. */
 export function storedFilePath(config: GatewayConfig, storagePath: string): string {
-  return join(config.dataDir, storagePath);
+  return resolveStoredInstance(config.dicomStorageDir, storagePath);
 }

@@ -10,13 +10,14 @@ import type { Services } from '../platform/services.ts';
 import { workerNumber } from '../platform/worker.ts';
 import { StorageLayout } from '../storage/dicom/layout.ts';
 import { storeLimits } from '../storage/dicom/store-limits.ts';
+import { webWorkerTemporaryFolder } from '../storage/dicom/temporary-folders.ts';
 import { registerQidoRoutes } from './qido-routes.ts';
 import { registerStowRoutes } from './stow-routes.ts';
 import { registerWadoRoutes } from './wado-routes.ts';
 
-/** This origin's folder under dicom/tmp for STOW-RS transfers: its own, so its recovery touches only its own. */
-export function stowTemporaryFolder(worker: number | undefined): string {
-  return worker === undefined ? 'web' : `web-worker-${worker}`;
+/** This origin's folder for STOW-RS transfers: its own (node and worker), so its recovery touches only its own. */
+export function stowTemporaryFolder(config: Services['config']): string {
+  return webWorkerTemporaryFolder(config.dicomStorageDir, config.nodeId ?? 'local', workerNumber() ?? 1);
 }
 
 export const dicomwebSurface: HttpSurface = {
@@ -28,12 +29,12 @@ export const dicomwebSurface: HttpSurface = {
   auth: 'api-key',
   renderError: renderJsonError,
   async register(app: FastifyInstance, services: Services) {
-    const layout = new StorageLayout(services.config.dataDir, stowTemporaryFolder(workerNumber()));
+    const layout = new StorageLayout(services.config.dicomStorageDir, stowTemporaryFolder(services.config));
     const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
     if (removed > 0) services.logger.warn({ removed, surface: 'dicomweb' }, 'removed unfinished STOW-RS transfers left by a previous run');
     app.addHook('onClose', async () => layout.close());
     const { maxInstanceBytes, minFreeDiskBytes } = services.config.limits.dicom;
-    const limits = storeLimits(services.config.dataDir, maxInstanceBytes, minFreeDiskBytes);
+    const limits = storeLimits(services.config.dicomStorageDir, maxInstanceBytes, minFreeDiskBytes);
     registerQidoRoutes(app, services);
     registerWadoRoutes(app, services);
     registerStowRoutes(app, services, { layout, storeLimits: limits, maxBodyBytes: services.config.limits.dicomweb.maxStowBytes });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { test } from 'node:test';
+import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
 import { datasetOf, dicomFixture, storescu } from '../dicom/support/dicom-harness.ts';
 import { fixture, parseMultipart, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
 
@@ -36,7 +36,7 @@ test('STOW-RS stores Part-10 files through the C-STORE path; WADO-RS sends the s
   assert.equal(rows[0].n, 2);
 
   const { series, storagePath } = await seriesOf(site.siteId, ct.instance);
-  const stored = await readFile(join(origin.services.config.dataDir, storagePath));
+  const stored = await readFile(resolveStoredInstance(origin.services.config.dicomStorageDir, storagePath));
   for (const path of [`/studies/${ct.study}`, `/studies/${ct.study}/series/${series}`, `/studies/${ct.study}/series/${series}/instances/${ct.instance}`]) {
     const answer = await get(key, path, 'multipart/related; type="application/dicom"; transfer-syntax=*');
     assert.equal(answer.status, 200, path);
@@ -57,7 +57,7 @@ test('an instance stored by C-STORE and sent again over STOW-RS is the same inst
   assert.equal(sent.code, 0, sent.stderr);
   // dcmtk re-encodes what it sends, so the same bytes are those the listener stored.
   const { storagePath } = await seriesOf(site.siteId, mr.instance);
-  const stored = await readFile(join(origin.services.config.dataDir, storagePath));
+  const stored = await readFile(resolveStoredInstance(origin.services.config.dicomStorageDir, storagePath));
   assert.equal((await stow(origin, key, [stored])).status, 200);
   const { rows } = await origin.db.database.query('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1', [site.siteId]);
   assert.equal(rows[0].n, 1);

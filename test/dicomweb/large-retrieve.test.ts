@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
 import { storescu } from '../dicom/support/dicom-harness.ts';
 import { hashFile, writeSyntheticInstance } from '../dicom/support/synthetic-instance.ts';
 import { siteWithKey, useDicomwebOrigin } from './support.ts';
@@ -20,7 +21,7 @@ test('a 300 MB instance is retrieved over WADO-RS intact while the resident memo
   const sent = await storescu(origin.listener.port, site.aeTitle, [source], ['-xe', '--max-pdu', '131072']);
   assert.equal(sent.code, 0, sent.stderr);
   const { rows } = await origin.db.database.query('SELECT storage_path, size_bytes FROM imaging_instance WHERE site_id = $1 AND sop_instance_uid = $2', [site.siteId, uids.instance]);
-  const storedPath = join(origin.services.config.dataDir, rows[0].storage_path);
+  const storedPath = resolveStoredInstance(origin.services.config.dicomStorageDir, rows[0].storage_path);
   const expected = await hashFile(storedPath, 0);
 
   // Warm-up: the first request loads what a retrieval needs once for the process.
