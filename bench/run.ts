@@ -16,6 +16,8 @@ import { computeTargets } from './report/targets.ts';
 import { writeResults } from './report/write-results.ts';
 import type { BenchContext } from './scenarios/context.ts';
 import { runDicomScenarios } from './scenarios/dicom.ts';
+import { runWadoScenarios } from './scenarios/dicomweb.ts';
+import { largeSet, smallSet } from './load/dicom-data.ts';
 import { runFhirScenarios } from './scenarios/fhir.ts';
 import { runMllpScenarios } from './scenarios/mllp.ts';
 
@@ -182,6 +184,17 @@ async function scratchPhase(group: 'mllp' | 'dicom'): Promise<void> {
           countInstances: async (siteId) =>
             (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1', [siteId])).rows[0]!.n,
         });
+        const dicomweb = gateway.surfaces.get('dicomweb');
+        if (!dicomweb) context.skipped.push({ scenario: 'dicomweb', reason: 'the service started no DICOMweb origin' });
+        else {
+          const setsDir = join(workDir, 'dicom-sets');
+          const site = await provisionSite(root, gateway.env, [], `bench-wado-${context.runTag}`, `BW${context.runTag.toUpperCase()}`);
+          await runWadoScenarios(
+            context,
+            { gatewayPid: gateway.pid, dicomPort: dicom.port, dicomwebPort: dicomweb.port, site: { aeTitle: site.aeTitle, apiKey: site.apiKey } },
+            { small: await smallSet(setsDir, options.dicom.smallCount), large: await largeSet(setsDir, 'large', options.dicom.largeCount, options.dicom.largeFrames) },
+          );
+        }
       }
     }
   } finally {

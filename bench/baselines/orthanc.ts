@@ -6,7 +6,8 @@ import { baselinePorts, benchHost } from '../lib/ports.ts';
 
 /**
  * Orthanc (Debian package `orthanc`) as the DICOM baseline, started privately (its own network
- * namespace, loopback only) with fresh storage for every run and no plugins. SyncStorageArea
+ * namespace, loopback only) with fresh storage for every run and no plugins (the DICOMweb plugin
+ * for the WADO-RS baseline). SyncStorageArea
  * (on by default since Orthanc 1.9.0) flushes each file before the success status, as the
  * gateway's fsync does.
  */
@@ -16,7 +17,10 @@ export interface RunningOrthanc extends RunningChild {
   countInstances(): Promise<number>;
 }
 
-export async function startOrthanc(workDir: string): Promise<RunningOrthanc> {
+/** The DICOMweb plugin of the Debian package orthanc-dicomweb, for the WADO-RS baseline. */
+const dicomwebPlugin = '/usr/share/orthanc/plugins/libOrthancDicomWeb.so';
+
+export async function startOrthanc(workDir: string, options: { dicomweb?: boolean } = {}): Promise<RunningOrthanc> {
   const dir = join(workDir, 'orthanc');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'storage'), { recursive: true });
@@ -29,7 +33,8 @@ export async function startOrthanc(workDir: string): Promise<RunningOrthanc> {
       IndexDirectory: join(dir, 'storage'),
       StorageCompression: false,
       SyncStorageArea: true,
-      Plugins: [],
+      Plugins: options.dicomweb ? [dicomwebPlugin] : [],
+      ...(options.dicomweb ? { DicomWeb: { Enable: true, Root: '/dicom-web/' } } : {}),
       HttpServerEnabled: true,
       HttpPort: baselinePorts.orthancHttp,
       RemoteAccessAllowed: false,

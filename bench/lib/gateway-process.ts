@@ -45,6 +45,7 @@ export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' |
     CG_MPPS_PORT: String(gatewayPorts.mpps),
     CG_CONNECTIVITY_PORT: String(gatewayPorts.connectivity),
     CG_ADMIN_PORT: String(gatewayPorts.admin),
+    CG_DICOMWEB_PORT: String(gatewayPorts.dicomweb),
     CG_MLLP_PORT: String(gatewayPorts.mllp),
     CG_DICOM_PORT: String(gatewayPorts.dicom),
     CG_DOCS: 'off',

@@ -10,6 +10,7 @@ export const gatewayPorts = {
   mpps: 18082,
   connectivity: 18083,
   admin: 18084,
+  dicomweb: 18085,
   mllp: 12575,
   dicom: 21112,
 } as const;

@@ -183,10 +183,10 @@ export const fuzzTargets: FuzzTarget[] = [
     seeds: () => dicomDatasetSeeds().map((s) => s.bytes),
     tokens: datasetTokens,
     async setup() {
-      const sniffer = await load('src/dicom/dataset/header-sniffer.ts');
-      const small = await load('src/dicom/dataset/small-dataset.ts');
-      const HeaderSniffer = exported<new (ts: string) => { push(chunk: Buffer): Promise<void>; finish(): Promise<unknown>; dispose(): void }>(sniffer, 'HeaderSniffer', 'src/dicom/dataset/header-sniffer.ts');
-      const readSmallDataset = exported<(bytes: Buffer, ts: string, sopClass: string) => unknown>(small, 'readSmallDataset', 'src/dicom/dataset/small-dataset.ts');
+      const sniffer = await load('src/storage/dicom/dataset/header-sniffer.ts');
+      const small = await load('src/storage/dicom/dataset/small-dataset.ts');
+      const HeaderSniffer = exported<new (ts: string) => { push(chunk: Buffer): Promise<void>; finish(): Promise<unknown>; dispose(): void }>(sniffer, 'HeaderSniffer', 'src/storage/dicom/dataset/header-sniffer.ts');
+      const readSmallDataset = exported<(bytes: Buffer, ts: string, sopClass: string) => unknown>(small, 'readSmallDataset', 'src/storage/dicom/dataset/small-dataset.ts');
       const seeds: DatasetSeed[] = dicomDatasetSeeds();
       return async (input, random) => {
         const seed = random.pick(seeds);

@@ -33,6 +33,10 @@ export interface GatewayLimits {
     /** Free bytes under CG_DATA_DIR below which C-STOREs are refused as out of resources. */
     minFreeDiskBytes: number;
   };
+  dicomweb: {
+    /** Bytes of one STOW-RS request body (every part together). */
+    maxStowBytes: number;
+  };
   mllp: {
     maxConnections: number;
     maxConnectionsPerAddress: number;
@@ -61,6 +65,9 @@ export function loadLimits(env: NodeJS.ProcessEnv): GatewayLimits {
       maxConnectionsPerAddress: count(env, 'CG_DICOM_MAX_CONNECTIONS_PER_ADDRESS', 16),
       maxInstanceBytes: size(env, 'CG_DICOM_MAX_INSTANCE_SIZE', 4 * 2 ** 30),
       minFreeDiskBytes: size(env, 'CG_DICOM_MIN_FREE_DISK', 2 ** 30, true),
+    },
+    dicomweb: {
+      maxStowBytes: size(env, 'CG_DICOMWEB_MAX_STOW_SIZE', 4 * 2 ** 30),
     },
     mllp: {
       maxConnections: count(env, 'CG_MLLP_MAX_CONNECTIONS', 256),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CharacterSets } from '../../src/dicom/dataset/charset.ts';
-import { decodeHeaderFields, headerTags } from '../../src/dicom/dataset/header-fields.ts';
+import { CharacterSets } from '../../src/storage/dicom/dataset/charset.ts';
+import { decodeHeaderFields, headerTags } from '../../src/storage/dicom/dataset/header-fields.ts';
 import { annexExamples, hex } from './support/annex-examples.ts';
 
 for (const [example, { specificCharacterSet, bytes, name }] of Object.entries(annexExamples)) {

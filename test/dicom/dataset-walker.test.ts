@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
-import { DatasetWalker, type ByteSyntax } from '../../src/dicom/dataset/dataset-walker.ts';
-import { HeaderSniffer } from '../../src/dicom/dataset/header-sniffer.ts';
+import { DatasetWalker, type ByteSyntax } from '../../src/storage/dicom/dataset/dataset-walker.ts';
+import { HeaderSniffer } from '../../src/storage/dicom/dataset/header-sniffer.ts';
 
 // Element builders (PS3.5 7.1): explicit or implicit VR, little or big endian.
 function el(syntax: ByteSyntax, tag: number, vr: string, value: Buffer, undefinedLength = false): Buffer {

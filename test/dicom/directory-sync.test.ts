@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DirectorySync } from '../../src/dicom/storage/directory-sync.ts';
+import { DirectorySync } from '../../src/storage/dicom/directory-sync.ts';
 
 /** An fsync that completes when the test says so, recording each round it was asked for. */
 function controlledFsync() {

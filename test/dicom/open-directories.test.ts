@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { OpenDirectories } from '../../src/dicom/storage/open-directories.ts';
+import { OpenDirectories } from '../../src/storage/dicom/open-directories.ts';
 
 let root: string;
 before(async () => {

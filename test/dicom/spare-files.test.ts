@@ -5,8 +5,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { IncomingFile } from '../../src/dicom/storage/incoming-file.ts';
-import { SpareFiles, type SpareFile, type SpareFileOptions } from '../../src/dicom/storage/spare-files.ts';
+import { IncomingFile } from '../../src/storage/dicom/incoming-file.ts';
+import { SpareFiles, type SpareFile, type SpareFileOptions } from '../../src/storage/dicom/spare-files.ts';
 
 let root: string;
 before(async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { globSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { globSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -249,6 +249,20 @@ test('docs/imaging.md: a modality connected, images stored, a procedure step, a 
         assert.ok(report.author_user_id, 'the author is recorded');
       },
     },
+    {
+      name: 'DICOMweb: a search, metadata and a retrieval of the stored study, and a STOW-RS store',
+      command: /\$DICOMWEB\/studies\?PatientName=/,
+      async prepare(workDir) {
+        await writeSyntheticInstance(join(workDir, 'new.dcm'), { study: '1.2.826.0.1.3680043.2.1125.10', series: '1.2.826.0.1.3680043.2.1125.10.1', instance: '1.2.826.0.1.3680043.2.1125.10.1.1' }, 16, 16);
+      },
+      check({ stdout }) {
+        // Three JSON answers one after the other: the search, the metadata, the STOW-RS response.
+        assert.match(stdout, /"0020000D":\{"vr":"UI","Value":\["1\.2\.826\.0\.1\.3680043\.2\.1125\.9"\]\}/, 'the search finds the study sent from the modality');
+        assert.match(stdout, /"00080018":\{"vr":"UI","Value":\["1\.2\.826\.0\.1\.3680043\.2\.1125\.9\.1\.1"\]\}/, 'its metadata names its instance');
+        assert.match(stdout, /"00081199":\{"vr":"SQ","Value":\[\{"00081150"/, 'STOW-RS stored the new instance');
+        assert.doesNotMatch(stdout, /"00081198":\{"vr":"SQ","Value"/, 'and nothing failed');
+      },
+    },
   ]);
 });
 
@@ -269,6 +283,20 @@ test('docs/admin-app.md: the initial password and the JSON API with curl', async
         assert.match(created.key, /^cg_[0-9a-f]{12}_/);
         assert.equal(created.api_key.label, 'EHR');
         assert.deepEqual(worklist, { studies: [], total: 0 });
+      },
+    },
+  ]);
+});
+
+test('docs/scale-out.md: /readyz names the node that answered', async () => {
+  const nodeId = readFileSync(join(documented.dataDir, 'node-id'), 'utf8').trim();
+  await runDocumentedSteps(readDocument('docs/scale-out.md'), documented, [
+    {
+      name: 'the node id on /readyz',
+      command: /\/readyz/,
+      check({ stdout }) {
+        const { status, node } = JSON.parse(stdout) as { status: string; node: string };
+        assert.deepEqual({ status, node }, { status: 'ready', node: nodeId });
       },
     },
   ]);

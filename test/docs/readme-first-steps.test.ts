@@ -116,7 +116,7 @@ test('"An AE title no site has is rejected"', async () => {
 test('every HTTP origin serves the OpenAPI document the README points to', async () => {
   const path = /`(\/api\/documentation\/openapi\.json)`/.exec(readme)?.[1];
   assert.ok(path, 'the README names the OpenAPI document');
-  for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin']) {
+  for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb']) {
     const response = await fetch(`http://127.0.0.1:${documented.service.ports[surface]}${path}`);
     assert.equal(response.status, 200, surface);
     assert.match(((await response.json()) as { openapi: string }).openapi, /^3\./, surface);

@@ -12,6 +12,7 @@ const ownPaths: Record<string, RegExp> = {
   mpps: /^\/ingest$/,
   connectivity: /^\/connectivity\//,
   admin: /^\/api\//,
+  dicomweb: /^\/(studies|series|instances)(\/|$)/,
 };
 
 let db: TestDatabase;
@@ -21,7 +22,7 @@ before(async () => {
 after(() => db.drop());
 
 test('each origin documents only its own paths, and answers 404 for every other surface\'s paths', async () => {
-  const samples: Record<string, string> = { fhir: '/fhir/metadata', hl7: '/v2/ingest', mpps: '/ingest', connectivity: '/connectivity/dimse', admin: '/api/session' };
+  const samples: Record<string, string> = { fhir: '/fhir/metadata', hl7: '/v2/ingest', mpps: '/ingest', connectivity: '/connectivity/dimse', admin: '/api/session', dicomweb: '/studies' };
   for (const { surface } of surfaceCatalogue.http) {
     const app = await createOrigin(surface, testServices(db.database));
     try {

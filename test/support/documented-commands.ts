@@ -11,7 +11,7 @@ import { runBash, type ShellResult } from './shell.ts';
 // started on a fresh embedded database, changing only what the documentation tells the reader to
 // change (the ports the service printed, the key and ids the reader was given).
 
-const surfaces = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'mllp', 'dicom'];
+const surfaces = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb', 'mllp', 'dicom'];
 
 export interface DocumentedService {
   service: ServiceProcess;

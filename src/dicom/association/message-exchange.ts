@@ -8,10 +8,10 @@ import { commandField, decodeCommandSet, noDataSet, tag, type CommandSet } from 
 import type { DimseResult } from '../dimse/dimse-result.ts';
 import { encodeResponse, toPDataPdus } from '../dimse/response.ts';
 import { isCompleted, status } from '../dimse/status.ts';
-import { maxSmallDatasetLength } from '../dataset/small-dataset.ts';
+import { maxSmallDatasetLength } from '../../storage/dicom/dataset/small-dataset.ts';
 import { beginStore, discardingReceiver, type DatasetReceiver } from '../services/c-store.ts';
 import { handleMpps } from '../services/mpps.ts';
-import { verificationSopClass } from '../uids.ts';
+import { verificationSopClass } from '../../storage/dicom/uids.ts';
 import { abortReason, UpperLayerError } from '../upper-layer/pdu-types.ts';
 import { parsePdvs } from '../upper-layer/pdv.ts';
 import type { AssociationContext } from './association-context.ts';

@@ -1,6 +1,6 @@
 import type { ContextResult } from '../upper-layer/pdu-encode.ts';
 import type { ProposedContext } from '../upper-layer/associate-rq.ts';
-import { isStorageSopClass, mppsSopClass, plainTransferSyntaxes, storageTransferSyntaxes, verificationSopClass } from '../uids.ts';
+import { isStorageSopClass, mppsSopClass, plainTransferSyntaxes, storageTransferSyntaxes, verificationSopClass } from '../../storage/dicom/uids.ts';
 
 export type ServiceKind = 'verification' | 'storage' | 'mpps';
 

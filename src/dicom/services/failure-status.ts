@@ -1,17 +1,8 @@
 import { isDomainError } from '../../domain/errors.ts';
 import type { ValueFinding } from '../../domain/imaging/value-findings.ts';
-import { TransientStorageError } from '../../storage/errors.ts';
+import { isResourceFailure } from '../../domain/imaging/store-failure.ts';
 import type { DimseResult } from '../dimse/dimse-result.ts';
 import { status } from '../dimse/status.ts';
-
-// File-system failures that pass: the sender should retry later (PS3.4 B.2.3 "Out of Resources").
-const resourceErrorCodes = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EMFILE', 'ENFILE', 'ENOMEM', 'EAGAIN', 'EROFS']);
-
-export function isResourceFailure(error: unknown): boolean {
-  if (error instanceof TransientStorageError) return true;
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && resourceErrorCodes.has(code);
-}
 
 /**
  * A stored instance's answer: success, or warning 0xB000 when the index holds some of its values

@@ -11,9 +11,9 @@ import type { AcceptedContext } from '../association/negotiate.ts';
 import { tag, type CommandSet } from '../dimse/command-set.ts';
 import type { DimseResult } from '../dimse/dimse-result.ts';
 import { status } from '../dimse/status.ts';
-import { readSmallDataset } from '../dataset/small-dataset.ts';
-import { mppsSopClass } from '../uids.ts';
-import { isResourceFailure } from './failure-status.ts';
+import { readSmallDataset } from '../../storage/dicom/dataset/small-dataset.ts';
+import { mppsSopClass } from '../../storage/dicom/uids.ts';
+import { isResourceFailure } from '../../domain/imaging/store-failure.ts';
 import { readMppsAttributes, type MppsAttributes } from './mpps-attributes.ts';
 
 type Mode = 'create' | 'update';

@@ -1,4 +1,4 @@
-import { applicationContextUid, implementationClassUid, implementationVersionName } from '../uids.ts';
+import { applicationContextUid, implementationClassUid, implementationVersionName } from '../../storage/dicom/uids.ts';
 import { pduType } from './pdu-types.ts';
 
 /** The answer to one proposed presentation context (PS3.8 9.3.3.2, table 9-18). */

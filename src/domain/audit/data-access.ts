@@ -25,7 +25,7 @@ export interface DataAccess {
   userId: string | null;
   keyId: string | null;
   remoteAddress: string | null;
-  surface: 'fhir' | 'admin';
+  surface: 'fhir' | 'admin' | 'dicomweb';
   interaction: DataAccessInteraction;
   resourceType: string;
   query?: string;

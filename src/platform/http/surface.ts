@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
 
-export type HttpSurfaceName = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin';
+export type HttpSurfaceName = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'dicomweb';
 
 /** A failure about to be sent, in neutral terms; each surface renders it in its own format. */
 export interface HttpErrorInfo {

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { encodePart10Header } from '../../../src/dicom/dataset/part10-header.ts';
+import { encodePart10Header } from '../../../src/storage/dicom/dataset/part10-header.ts';
 
 /** One element of a test dataset; a string value is written as ASCII, a Buffer byte for byte. */
 export interface ElementSpec {

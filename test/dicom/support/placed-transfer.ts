@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { StorageLayout } from '../../../src/dicom/storage/layout.ts';
+import type { StorageLayout } from '../../../src/storage/dicom/layout.ts';
 import { writeSyntheticInstance } from './synthetic-instance.ts';
 
 /**

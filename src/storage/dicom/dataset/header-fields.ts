@@ -1,4 +1,4 @@
-import type { ValueFinding } from '../../domain/imaging/value-findings.ts';
+import type { ValueFinding } from '../../../domain/imaging/value-findings.ts';
 import { CharacterSets, type DelimiterRule } from './charset.ts';
 
 /** Top-level attributes the index needs (PS3.6 tags), read from the dataset header. */

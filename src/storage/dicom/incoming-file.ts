@@ -2,8 +2,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import { createWriteStream, fdatasync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { encodePart10Header, type FileMetaInput } from '../dataset/part10-header.ts';
-import { HeaderSniffer, type SniffResult } from '../dataset/header-sniffer.ts';
+import { encodePart10Header, type FileMetaInput } from './dataset/part10-header.ts';
+import { HeaderSniffer, type SniffResult } from './dataset/header-sniffer.ts';
 import type { SpareFile } from './spare-files.ts';
 
 /** Above this many bytes queued for the disk, the connection stops reading from its socket. */

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { DatasetWalker } from '../dataset/dataset-walker.ts';
-import { HeaderSniffer } from '../dataset/header-sniffer.ts';
+import { DatasetWalker } from './dataset/dataset-walker.ts';
+import { HeaderSniffer } from './dataset/header-sniffer.ts';
 
 export interface StoredIdentity {
   studyInstanceUid: string;

@@ -1,0 +1,42 @@
+/**
+ * The DICOMweb origin (PS3.18): QIDO-RS search, WADO-RS retrieval and STOW-RS storage of the API
+ * key's site's studies. Instances stored here take the same path as C-STORE on the DICOM listener
+ * (src/domain/imaging/instance-store.ts); those retrieved are the stored files, unchanged.
+ */
+import type { FastifyInstance } from 'fastify';
+import { isIndexedPath } from '../domain/imaging/indexed-path.ts';
+import { renderJsonError, type HttpSurface } from '../platform/http/surface.ts';
+import type { Services } from '../platform/services.ts';
+import { workerNumber } from '../platform/worker.ts';
+import { StorageLayout } from '../storage/dicom/layout.ts';
+import { storeLimits } from '../storage/dicom/store-limits.ts';
+import { webWorkerTemporaryFolder } from '../storage/dicom/temporary-folders.ts';
+import { registerQidoRoutes } from './qido-routes.ts';
+import { registerStowRoutes } from './stow-routes.ts';
+import { registerWadoRoutes } from './wado-routes.ts';
+
+/** This origin's folder for STOW-RS transfers: its own (node and worker), so its recovery touches only its own. */
+export function stowTemporaryFolder(config: Services['config']): string {
+  return webWorkerTemporaryFolder(config.dicomStorageDir, config.nodeId ?? 'local', workerNumber() ?? 1);
+}
+
+export const dicomwebSurface: HttpSurface = {
+  name: 'dicomweb',
+  title: 'Clinical Gateway DICOMweb',
+  description:
+    "QIDO-RS, WADO-RS and STOW-RS (DICOM PS3.18) over the API key's site's studies. Instances are retrieved exactly as stored " +
+    '(no transcoding) and stored through the same path as C-STORE on the DICOM listener. Authenticate with X-API-Key.',
+  auth: 'api-key',
+  renderError: renderJsonError,
+  async register(app: FastifyInstance, services: Services) {
+    const layout = new StorageLayout(services.config.dicomStorageDir, stowTemporaryFolder(services.config));
+    const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
+    if (removed > 0) services.logger.warn({ removed, surface: 'dicomweb' }, 'removed unfinished STOW-RS transfers left by a previous run');
+    app.addHook('onClose', async () => layout.close());
+    const { maxInstanceBytes, minFreeDiskBytes } = services.config.limits.dicom;
+    const limits = storeLimits(services.config.dicomStorageDir, maxInstanceBytes, minFreeDiskBytes);
+    registerQidoRoutes(app, services);
+    registerWadoRoutes(app, services);
+    registerStowRoutes(app, services, { layout, storeLimits: limits, maxBodyBytes: services.config.limits.dicomweb.maxStowBytes });
+  },
+};

@@ -1,0 +1,176 @@
+/**
+ * WADO-RS (PS3.18 10.4): studies, series and instances as multipart/related application/dicom,
+ * each part the stored Part-10 file byte for byte (the listener writes a Part-10 header of its
+ * own before the dataset exactly as received; that file is what is sent); their metadata as
+ * DICOM JSON; frames. Rendered resources are not offered (406).
+ */
+import { createReadStream } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { countRetrievable, retrievableInstances, type RetrievableInstance, type RetrieveSelection } from '../domain/imaging/query/retrievable.ts';
+import { HttpProblem } from '../platform/http/http-problem.ts';
+import { siteContextOf } from '../platform/http/site-context.ts';
+import type { Services } from '../platform/services.ts';
+import { auditDicomwebAccess } from './access-audit.ts';
+import { readInstanceMetadata, type DicomJson } from './dicom-json.ts';
+import { parseFrameList, readFrames } from './frames.ts';
+import { acceptDicomJson, acceptMultipart } from './media-types.ts';
+import { multipartContentType, multipartStream, newBoundary, type OutgoingPart } from './multipart-writer.ts';
+import { errorSchema, wadoResponses } from './schemas.ts';
+import { storedFilePath } from './stored-file.ts';
+import { checkedUid } from './uids.ts';
+
+type Params = { study: string; series?: string; instance?: string };
+type Level = 'Study' | 'Series' | 'Instance';
+
+const levels: { level: Level; path: string }[] = [
+  { level: 'Study', path: '/studies/:study' },
+  { level: 'Series', path: '/studies/:study/series/:series' },
+  { level: 'Instance', path: '/studies/:study/series/:series/instances/:instance' },
+];
+
+const uidParams = (level: Level) => ({
+  type: 'object',
+  properties: {
+    study: { type: 'string', description: 'Study Instance UID' },
+    ...(level !== 'Study' ? { series: { type: 'string', description: 'Series Instance UID' } } : {}),
+    ...(level === 'Instance' ? { instance: { type: 'string', description: 'SOP Instance UID' } } : {}),
+  },
+});
+
+export function registerWadoRoutes(app: FastifyInstance, services: Services): void {
+  for (const { level, path } of levels) {
+    app.get<{ Params: Params }>(
+      path,
+      {
+        schema: {
+          summary: `Retrieve a${level === 'Instance' ? 'n instance' : ` ${level.toLowerCase()}`} (WADO-RS)`,
+          description:
+            'multipart/related; type="application/dicom": each part a Part-10 file exactly as stored, in the transfer syntax it was received in ' +
+            '(Accept transfer-syntax "*" or the stored one; no transcoding).',
+          tags: ['WADO-RS'],
+          params: uidParams(level),
+          response: wadoResponses('multipart/related; type="application/dicom"'),
+        },
+      },
+      async (request, reply) => retrieveInstances(services, request, reply, level),
+    );
+    app.get<{ Params: Params }>(
+      `${path}/metadata`,
+      {
+        schema: {
+          summary: `Metadata of a${level === 'Instance' ? 'n instance' : ` ${level.toLowerCase()}`} (WADO-RS)`,
+          description: 'application/dicom+json: an array with one DICOM JSON dataset per instance; Pixel Data and binary values over 64 KiB are left out.',
+          tags: ['WADO-RS'],
+          params: uidParams(level),
+          response: wadoResponses('application/dicom+json'),
+        },
+      },
+      async (request, reply) => retrieveMetadata(services, request, reply, level),
+    );
+    for (const rendered of ['rendered', 'thumbnail']) {
+      app.get(
+        `${path}/${rendered}`,
+        { schema: { summary: `${rendered} (not offered)`, tags: ['WADO-RS'], params: uidParams(level), response: { 406: errorSchema('Rendering is not offered') } } },
+        async () => {
+          throw new HttpProblem(406, 'not-acceptable', `${rendered} resources are not offered by this origin: retrieve the instance or its frames`);
+        },
+      );
+    }
+  }
+  app.get<{ Params: Params & { frames: string } }>(
+    '/studies/:study/series/:series/instances/:instance/frames/:frames',
+    {
+      schema: {
+        summary: 'Frames of an instance (WADO-RS)',
+        description:
+          'multipart/related: uncompressed frames as application/octet-stream, compressed ones in the stored transfer syntax\'s media type ' +
+          '(image/jpeg, image/jls, image/jp2, image/dicom-rle). Instances over 64 MiB: 406.',
+        tags: ['WADO-RS'],
+        params: { ...uidParams('Instance'), properties: { ...uidParams('Instance').properties, frames: { type: 'string', description: 'Comma-separated frame numbers from 1' } } },
+        response: wadoResponses('multipart/related; type="application/octet-stream"'),
+      },
+    },
+    async (request, reply) => {
+      const frameNumbers = parseFrameList(request.params.frames);
+      const [instance] = await selectedInstances(services, request, 'Instance', 1);
+      const { mediaType, frames } = await readFrames(storedFilePath(services.config, instance!.storagePath), instance!.sizeBytes, instance!.transferSyntaxUid, frameNumbers);
+      acceptMultipart(request.headers.accept, [mediaType], `multipart/related; type="${mediaType}"`);
+      await auditSelection(services, request, 'Instance', selectionOf(request, 'Instance'));
+      const boundary = newBoundary();
+      const parts = (async function* (): AsyncGenerator<OutgoingPart> {
+        for (const frame of frames) yield { contentType: mediaType === 'application/octet-stream' ? mediaType : `${mediaType}; transfer-syntax=${instance!.transferSyntaxUid}`, body: () => [frame] };
+      })();
+      return reply.type(multipartContentType(mediaType, boundary)).send(multipartStream(boundary, parts));
+    },
+  );
+}
+
+function selectionOf(request: FastifyRequest<{ Params: Params }>, level: Level): RetrieveSelection {
+  const { study, series, instance } = request.params;
+  return {
+    studyInstanceUids: checkedUid(study, 'Study Instance UID'),
+    ...(level !== 'Study' ? { seriesInstanceUids: checkedUid(series ?? '', 'Series Instance UID') } : {}),
+    ...(level === 'Instance' ? { sopInstanceUids: checkedUid(instance ?? '', 'SOP Instance UID') } : {}),
+  };
+}
+
+/** The first `max` instances of the selection, or 404 when it names none of the key's site. */
+async function selectedInstances(services: Services, request: FastifyRequest<{ Params: Params }>, level: Level, max: number): Promise<RetrievableInstance[]> {
+  const found: RetrievableInstance[] = [];
+  for await (const instance of retrievableInstances(services.database, siteContextOf(request), selectionOf(request, level))) {
+    found.push(instance);
+    if (found.length >= max) break;
+  }
+  if (found.length === 0) throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
+  return found;
+}
+
+async function retrieveInstances(services: Services, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, level: Level): Promise<FastifyReply> {
+  const { transferSyntax } = acceptMultipart(request.headers.accept, ['application/dicom'], 'multipart/related; type="application/dicom"');
+  const site = siteContextOf(request);
+  const selection = selectionOf(request, level);
+  const count = await countRetrievable(services.database, site, selection);
+  if (count === 0) throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
+  if (transferSyntax !== '*') {
+    // Sent as stored only: every instance must already be in the asked syntax.
+    for await (const instance of retrievableInstances(services.database, site, selection)) {
+      if (instance.transferSyntaxUid !== transferSyntax) {
+        throw new HttpProblem(406, 'not-acceptable', `instance ${instance.sopInstanceUid} is stored in transfer syntax ${instance.transferSyntaxUid} and is not transcoded: ask for transfer-syntax=* or that one`);
+      }
+    }
+  }
+  await auditSelection(services, request, level, selection);
+  const boundary = newBoundary();
+  const { config } = services;
+  const parts = (async function* (): AsyncGenerator<OutgoingPart> {
+    for await (const instance of retrievableInstances(services.database, site, selection)) {
+      yield {
+        contentType: `application/dicom; transfer-syntax=${instance.transferSyntaxUid}`,
+        headers: { 'Content-Location': `/studies/${instance.studyInstanceUid}/series/${instance.seriesInstanceUid}/instances/${instance.sopInstanceUid}` },
+        body: () => createReadStream(storedFilePath(config, instance.storagePath), { highWaterMark: 256 * 1024 }),
+      };
+    }
+  })();
+  return reply.type(multipartContentType('application/dicom', boundary)).send(multipartStream(boundary, parts));
+}
+
+async function retrieveMetadata(services: Services, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, level: Level): Promise<FastifyReply> {
+  const mediaType = acceptDicomJson(request.headers.accept);
+  const site = siteContextOf(request);
+  const selection = selectionOf(request, level);
+  const datasets: DicomJson[] = [];
+  let found = 0;
+  for await (const instance of retrievableInstances(services.database, site, selection)) {
+    const metadata = await readInstanceMetadata(storedFilePath(services.config, instance.storagePath));
+    if (metadata) datasets.push(metadata);
+    found++;
+  }
+  if (found === 0) throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
+  await auditSelection(services, request, level, selection);
+  return reply.type(mediaType).send(JSON.stringify(datasets));
+}
+
+async function auditSelection(services: Services, request: FastifyRequest<{ Params: Params }>, level: Level, selection: RetrieveSelection): Promise<void> {
+  const uid = level === 'Study' ? selection.studyInstanceUids! : level === 'Series' ? selection.seriesInstanceUids! : selection.sopInstanceUids!;
+  await auditDicomwebAccess(services, request, { interaction: 'read', resourceType: level, resourceIds: [uid], studyInstanceUids: [selection.studyInstanceUids!] });
+}

@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
+import { datasetOf, dicomFixture, storescu } from '../dicom/support/dicom-harness.ts';
+import { fixture, parseMultipart, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
+
+const origin = useDicomwebOrigin();
+
+const ct = { study: '1.3.6.1.4.1.5962.1.2.1.20040119072730.12322', instance: '1.3.6.1.4.1.5962.1.1.1.1.1.20040119072730.12322' };
+const mr = { study: '1.3.6.1.4.1.5962.1.2.4.20040826185059.5457', instance: '1.3.6.1.4.1.5962.1.1.4.1.1.20040826185059.5457' };
+
+async function get(key: string, path: string, accept?: string): Promise<{ status: number; type: string; body: Buffer }> {
+  const response = await fetch(`${origin.url}${path}`, { headers: { 'x-api-key': key, ...(accept ? { accept } : {}) } });
+  return { status: response.status, type: response.headers.get('content-type') ?? '', body: Buffer.from(await response.arrayBuffer()) };
+}
+
+async function seriesOf(siteId: string, sopInstanceUid: string): Promise<{ series: string; storagePath: string }> {
+  const { rows } = await origin.db.database.query('SELECT series_instance_uid, storage_path FROM imaging_instance WHERE site_id = $1 AND sop_instance_uid = $2', [siteId, sopInstanceUid]);
+  return { series: rows[0].series_instance_uid, storagePath: rows[0].storage_path };
+}
+
+test('STOW-RS stores Part-10 files through the C-STORE path; WADO-RS sends the stored files byte for byte, the datasets as sent', async () => {
+  const { site, key } = await siteWithKey(origin);
+  const response = await stow(origin, key, [fixture('CT_small.dcm'), fixture('MR_small.dcm')]);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/dicom\+json/);
+  const result = (await response.json()) as Record<string, { vr: string; Value?: Record<string, { Value: unknown[] }>[] }>;
+  assert.equal(result['00081199']!.Value!.length, 2);
+  assert.equal(result['00081198']!.Value, undefined);
+  assert.deepEqual(result['00081199']!.Value!.map((item) => item['00081155']!.Value[0]).sort(), [ct.instance, mr.instance].sort());
+
+  // Idempotent: the same files again are success, nothing duplicated.
+  assert.equal((await stow(origin, key, [fixture('CT_small.dcm')])).status, 200);
+  const { rows } = await origin.db.database.query('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1', [site.siteId]);
+  assert.equal(rows[0].n, 2);
+
+  const { series, storagePath } = await seriesOf(site.siteId, ct.instance);
+  const stored = await readFile(resolveStoredInstance(origin.services.config.dicomStorageDir, storagePath));
+  for (const path of [`/studies/${ct.study}`, `/studies/${ct.study}/series/${series}`, `/studies/${ct.study}/series/${series}/instances/${ct.instance}`]) {
+    const answer = await get(key, path, 'multipart/related; type="application/dicom"; transfer-syntax=*');
+    assert.equal(answer.status, 200, path);
+    assert.match(answer.type, /^multipart\/related; type="application\/dicom"; boundary=/);
+    const parts = parseMultipart(answer.body, answer.type);
+    assert.equal(parts.length, 1);
+    assert.equal(parts[0]!.headers['content-type'], 'application/dicom; transfer-syntax=1.2.840.10008.1.2.1');
+    assert.ok(parts[0]!.body.equals(stored), 'the part is the stored file');
+    assert.ok(datasetOf(parts[0]!.body).equals(datasetOf(fixture('CT_small.dcm'))), 'the dataset is the one sent');
+  }
+  // No Accept at all: the same.
+  assert.equal((await get(key, `/studies/${ct.study}`)).status, 200);
+});
+
+test('an instance stored by C-STORE and sent again over STOW-RS is the same instance; different bytes under its UID are refused (409, 0x0111)', async () => {
+  const { site, key } = await siteWithKey(origin);
+  const sent = await storescu(origin.listener.port, site.aeTitle, [dicomFixture('MR_small.dcm')]);
+  assert.equal(sent.code, 0, sent.stderr);
+  // dcmtk re-encodes what it sends, so the same bytes are those the listener stored.
+  const { storagePath } = await seriesOf(site.siteId, mr.instance);
+  const stored = await readFile(resolveStoredInstance(origin.services.config.dicomStorageDir, storagePath));
+  assert.equal((await stow(origin, key, [stored])).status, 200);
+  const { rows } = await origin.db.database.query('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1', [site.siteId]);
+  assert.equal(rows[0].n, 1);
+  const changed = Buffer.from(stored);
+  changed[changed.length - 1] ^= 0xff; // a pixel value differs
+  const refused = await stow(origin, key, [changed]);
+  assert.equal(refused.status, 409);
+  const body = (await refused.json()) as Record<string, { Value?: Record<string, { Value: unknown[] }>[] }>;
+  assert.equal(body['00081198']!.Value![0]!['00081197']!.Value[0], 0x0111);
+  assert.equal(body['00081198']!.Value![0]!['00081155']!.Value[0], mr.instance);
+});
+
+test('metadata is DICOM JSON without Pixel Data; frames come uncompressed as octet-stream and compressed in their own media type', async () => {
+  const { site, key } = await siteWithKey(origin);
+  assert.equal((await stow(origin, key, [fixture('CT_small.dcm'), fixture('SC_rgb_rle_2frame.dcm')])).status, 200);
+  const { series } = await seriesOf(site.siteId, ct.instance);
+  for (const path of [`/studies/${ct.study}/metadata`, `/studies/${ct.study}/series/${series}/metadata`, `/studies/${ct.study}/series/${series}/instances/${ct.instance}/metadata`]) {
+    const answer = await get(key, path, 'application/dicom+json');
+    assert.equal(answer.status, 200, path);
+    assert.match(answer.type, /^application\/dicom\+json/);
+    const [dataset] = JSON.parse(answer.body.toString()) as Record<string, { vr: string; Value?: unknown[] }>[];
+    assert.deepEqual(dataset!['00100010'], { vr: 'PN', Value: [{ Alphabetic: 'CompressedSamples^CT1' }] });
+    assert.deepEqual(dataset!['00280010'], { vr: 'US', Value: [128] });
+    assert.equal(dataset!['7FE00010'], undefined);
+    assert.equal(dataset!['00080018']!.Value![0], ct.instance);
+  }
+  const frame = await get(key, `/studies/${ct.study}/series/${series}/instances/${ct.instance}/frames/1`, 'multipart/related; type="application/octet-stream"');
+  assert.equal(frame.status, 200);
+  const [part] = parseMultipart(frame.body, frame.type);
+  assert.equal(part!.headers['content-type'], 'application/octet-stream');
+  assert.equal(part!.body.length, 128 * 128 * 2);
+  assert.ok(fixture('CT_small.dcm').includes(part!.body), 'the frame is the stored pixel data');
+  assert.equal((await get(key, `/studies/${ct.study}/series/${series}/instances/${ct.instance}/frames/2`)).status, 404);
+
+  const rle = { study: '1.2.826.0.1.3680043.8.498.12406831542731051035295345080039845114', instance: '1.2.826.0.1.3680043.8.498.49043964482360854182530167603505525116' };
+  const rleSeries = (await seriesOf(site.siteId, rle.instance)).series;
+  const frames = await get(key, `/studies/${rle.study}/series/${rleSeries}/instances/${rle.instance}/frames/1,2`, 'multipart/related; type="image/dicom-rle"');
+  assert.equal(frames.status, 200);
+  const rleParts = parseMultipart(frames.body, frames.type);
+  assert.equal(rleParts.length, 2);
+  assert.equal(rleParts[0]!.headers['content-type'], 'image/dicom-rle; transfer-syntax=1.2.840.10008.1.2.5');
+  // Asking for uncompressed frames of an RLE instance: not transcoded, 406.
+  assert.equal((await get(key, `/studies/${rle.study}/series/${rleSeries}/instances/${rle.instance}/frames/1`, 'multipart/related; type="application/octet-stream"')).status, 406);
+});
+
+test('QIDO-RS finds studies, series and instances with matching, limit and offset; searches and retrievals are in the data access log', async () => {
+  const { site, key } = await siteWithKey(origin);
+  assert.equal((await stow(origin, key, [fixture('CT_small.dcm'), fixture('MR_small.dcm')])).status, 200);
+  const studies = JSON.parse((await get(key, '/studies?PatientName=compressed*&includefield=all', 'application/dicom+json')).body.toString()) as Record<string, { Value?: unknown[] }>[];
+  assert.equal(studies.length, 2);
+  const ctOnly = JSON.parse((await get(key, '/studies?ModalitiesInStudy=CT')).body.toString()) as Record<string, { Value?: unknown[] }>[];
+  assert.deepEqual(ctOnly.map((study) => study['0020000D']!.Value![0]), [ct.study]);
+  assert.match(String(ctOnly[0]!['00081190']!.Value![0]), new RegExp(`/studies/${ct.study.replace(/\./g, '\\.')}$`));
+  const byTag = JSON.parse((await get(key, `/studies?0020000D=${mr.study}`)).body.toString()) as unknown[];
+  assert.equal(byTag.length, 1);
+  const fuzzy = JSON.parse((await get(key, '/studies?PatientName=compressedsamples&fuzzymatching=true')).body.toString()) as unknown[];
+  assert.equal(fuzzy.length, 2);
+  const page = await fetch(`${origin.url}/studies?limit=1&offset=0`, { headers: { 'x-api-key': key } });
+  assert.equal(((await page.json()) as unknown[]).length, 1);
+  assert.match(page.headers.get('warning') ?? '', /additional results/);
+  const series = JSON.parse((await get(key, `/studies/${ct.study}/series`)).body.toString()) as Record<string, { Value?: unknown[] }>[];
+  assert.equal(series.length, 1);
+  assert.equal(series[0]!['00080060']!.Value![0], 'CT');
+  const allSeries = JSON.parse((await get(key, '/series?Modality=MR')).body.toString()) as unknown[];
+  assert.equal(allSeries.length, 1);
+  const seriesUid = String(series[0]!['0020000E']!.Value![0]);
+  const instances = JSON.parse((await get(key, `/studies/${ct.study}/series/${seriesUid}/instances`)).body.toString()) as Record<string, { Value?: unknown[] }>[];
+  assert.equal(instances[0]!['00080018']!.Value![0], ct.instance);
+  assert.equal((JSON.parse((await get(key, `/instances?SOPInstanceUID=${mr.instance}`)).body.toString()) as unknown[]).length, 1);
+  assert.equal((JSON.parse((await get(key, `/studies/${ct.study}/instances`)).body.toString()) as unknown[]).length, 1);
+  assert.deepEqual(JSON.parse((await get(key, '/studies?PatientID=NOBODY')).body.toString()), []);
+  assert.equal((await get(key, `/studies/${ct.study}`)).status, 200);
+
+  // The log is written off the request path: wait for the records to land.
+  let logged: Record<string, any>[] = [];
+  for (let attempt = 0; attempt < 100 && !logged.some((row) => row.interaction === 'read'); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    logged = (await origin.db.database.query("SELECT interaction, resource_type, resource_ids FROM data_access_audit WHERE site_id = $1 AND surface = 'dicomweb'", [site.siteId])).rows;
+  }
+  assert.ok(logged.some((row) => row.interaction === 'search' && row.resource_type === 'Study' && row.resource_ids.includes(ct.study)));
+  assert.ok(logged.some((row) => row.interaction === 'read' && row.resource_type === 'Study' && row.resource_ids.includes(ct.study)));
+});
+
+test("another site's studies are 404 to WADO-RS and invisible to QIDO-RS", async () => {
+  const owner = await siteWithKey(origin);
+  const other = await siteWithKey(origin);
+  assert.equal((await stow(origin, owner.key, [fixture('CT_small.dcm')])).status, 200);
+  const { series } = await seriesOf(owner.site.siteId, ct.instance);
+  for (const path of [`/studies/${ct.study}`, `/studies/${ct.study}/metadata`, `/studies/${ct.study}/series/${series}/instances/${ct.instance}`, `/studies/${ct.study}/series/${series}/instances/${ct.instance}/frames/1`]) {
+    assert.equal((await get(other.key, path)).status, 404, path);
+  }
+  assert.deepEqual(JSON.parse((await get(other.key, `/studies?StudyInstanceUID=${ct.study}`)).body.toString()), []);
+  assert.equal((await get('', `/studies/${ct.study}`)).status, 401);
+});
