@@ -1,42 +1,36 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { runCli, runCliJson } from '../support/cli.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { test } from 'node:test';
+import { runCli as run, runCliJson as runJson, useCliDatabase } from '../support/cli.ts';
 
-let db: TestDatabase;
-let env: NodeJS.ProcessEnv;
-before(async () => {
-  db = await createTestDatabase();
-  env = { CG_DATABASE_URL: db.connectionString };
-});
-after(() => db.drop());
-
+const database = useCliDatabase();
+const runCli = (args: string[]) => run(args, database.env());
+const runCliJson = <T = Record<string, unknown>>(args: string[]) => runJson<T>(args, database.env());
 const unique = () => Math.random().toString(36).slice(2, 8).toUpperCase();
 
 test('dicom-destination create, list and delete, scoped to their site, with --json', async () => {
   const name = `Hospital ${unique()}`;
   const other = `Clinic ${unique()}`;
-  await runCliJson(['site', 'create', '--name', name, '--ae-title', `H${unique()}`], env);
-  await runCliJson(['site', 'create', '--name', other, '--ae-title', `C${unique()}`], env);
-  const created = await runCliJson<{ id: string; ae_title: string; host: string; port: number }>(['dicom-destination', 'create', '--site', name, '--ae-title', 'PACS', '--host', '127.0.0.1', '--port', '11112'], env);
+  await runCliJson(['site', 'create', '--name', name, '--ae-title', `H${unique()}`]);
+  await runCliJson(['site', 'create', '--name', other, '--ae-title', `C${unique()}`]);
+  const created = await runCliJson<{ id: string; ae_title: string; host: string; port: number }>(['dicom-destination', 'create', '--site', name, '--ae-title', 'PACS', '--host', '127.0.0.1', '--port', '11112']);
   assert.deepEqual([created.ae_title, created.host, created.port], ['PACS', '127.0.0.1', 11112]);
-  assert.deepEqual((await runCliJson<{ id: string }[]>(['dicom-destination', 'list', '--site', name], env)).map((row) => row.id), [created.id]);
-  assert.deepEqual(await runCliJson(['dicom-destination', 'list', '--site', other], env), []);
-  const table = await runCli(['dicom-destination', 'list', '--site', name], env);
+  assert.deepEqual((await runCliJson<{ id: string }[]>(['dicom-destination', 'list', '--site', name])).map((row) => row.id), [created.id]);
+  assert.deepEqual(await runCliJson(['dicom-destination', 'list', '--site', other]), []);
+  const table = await runCli(['dicom-destination', 'list', '--site', name]);
   assert.match(table.stdout, /PACS\s+127\.0\.0\.1\s+11112/);
 
-  const refused = await runCli(['dicom-destination', 'delete', created.id, '--site', other], env);
+  const refused = await runCli(['dicom-destination', 'delete', created.id, '--site', other]);
   assert.equal(refused.status, 1);
   assert.match(refused.stderr, /no such DICOM destination/, "another site's destination is not found");
-  const deleted = await runCliJson<{ id: string }>(['dicom-destination', 'delete', 'pacs', '--site', name], env);
+  const deleted = await runCliJson<{ id: string }>(['dicom-destination', 'delete', 'pacs', '--site', name]);
   assert.equal(deleted.id, created.id, 'by AE title, without case');
-  assert.deepEqual(await runCliJson(['dicom-destination', 'list', '--site', name], env), []);
+  assert.deepEqual(await runCliJson(['dicom-destination', 'list', '--site', name]), []);
 });
 
 test('dicom-destination refuses bad input with a specific message', async () => {
   const name = `Hospital ${unique()}`;
-  await runCliJson(['site', 'create', '--name', name, '--ae-title', `H${unique()}`], env);
-  await runCliJson(['dicom-destination', 'create', '--site', name, '--ae-title', 'PACS', '--host', 'pacs.example.org', '--port', '104'], env);
+  await runCliJson(['site', 'create', '--name', name, '--ae-title', `H${unique()}`]);
+  await runCliJson(['dicom-destination', 'create', '--site', name, '--ae-title', 'PACS', '--host', 'pacs.example.org', '--port', '104']);
   const cases: [string[], RegExp, number][] = [
     [['dicom-destination', 'create', '--site', name, '--ae-title', 'pacs', '--host', 'h', '--port', '104'], /already has a destination with this AE title/, 1],
     [['dicom-destination', 'create', '--site', name, '--ae-title', 'WAY_TOO_LONG_AE_TITLE', '--host', 'h', '--port', '104'], /AE title must be 1 to 16 characters/, 1],
@@ -47,7 +41,7 @@ test('dicom-destination refuses bad input with a specific message', async () => 
     [['dicom-destination', 'delete', '--site', name], /needs the destination/, 2],
   ];
   for (const [args, message, status] of cases) {
-    const result = await runCli(args, env);
+    const result = await runCli(args);
     assert.equal(result.status, status, `${args.join(' ')}: ${result.stderr}`);
     assert.match(result.stderr, message, args.join(' '));
   }
