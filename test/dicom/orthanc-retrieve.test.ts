@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createDicomDestination } from '../../src/domain/imaging/dicom-destinations.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { createTestSite } from '../support/sites.ts';
-import { dicomFixture, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
+import { dicomFixture, freePort, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 
 // Orthanc (Debian package `orthanc`), a PACS nobody here wrote, configured on loopback with the
 // service as one of its DICOM modalities; the service has Orthanc as a C-MOVE destination.
@@ -21,13 +20,6 @@ let work: string;
 let orthanc: ChildProcess;
 let http: string;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function orthancApi<T>(method: string, path: string, body?: unknown): Promise<T> {
   const payload = typeof body === 'string' ? body : JSON.stringify(body);

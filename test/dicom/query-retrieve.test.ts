@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -9,7 +8,7 @@ import { createDicomDestination } from '../../src/domain/imaging/dicom-destinati
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { createTestSite } from '../support/sites.ts';
 import { associate, associateRequest, commandSet, pData, RawPeer, readCommand, statusOf } from './support/raw-peer.ts';
-import { datasetOf, dcmtk, dumpElements, dicomFixture, listFiles, startHarness, storescu, type DicomHarness, type ToolResult } from './support/dicom-harness.ts';
+import { datasetOf, dcmtk, dumpElements, freePort, dicomFixture, listFiles, startHarness, storescu, type DicomHarness, type ToolResult } from './support/dicom-harness.ts';
 
 const studyRootFind = '1.2.840.10008.5.1.4.1.2.2.1';
 const ctStudy = '1.3.6.1.4.1.5962.1.2.1.20040119072730.12322';
@@ -134,14 +133,6 @@ test('getscu: the study arrives on the same association, byte for byte as stored
   assert.equal((await listFiles(out)).length, 1, "another site's study is not found");
 });
 
-/** A free loopback port, for storescp. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function startStorescp(port: number, out: string): Promise<ChildProcess> {
   const child = spawn('storescp', ['-aet', 'STORESCP', '+xa', '-od', out, String(port)], { stdio: 'ignore' });
