@@ -1,20 +1,16 @@
 // In headless Chromium: a site admin registers a C-MOVE destination from the admin app, sees a
 // bad port explained, and removes the destination again; another site's admin does not see it.
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import { listDicomDestinations } from '../../src/domain/imaging/dicom-destinations.ts';
-import type { SiteContext } from '../../src/domain/site-context.ts';
 import { createTestSite } from '../support/sites.ts';
 import { accessibilityViolations, useAdminInBrowser, watchConsole } from './browser-support.ts';
 
 const app = useAdminInBrowser('site-admin');
-let other: SiteContext;
-before(async () => {
-  other = await createTestSite(app.db.database);
-});
 
 test('a site admin registers, sees refused and removes a DICOM destination', { timeout: 300_000 }, async () => {
   const { db, site } = app;
+  const other = await createTestSite(db.database);
   const context = await app.browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const console = watchConsole(page);
