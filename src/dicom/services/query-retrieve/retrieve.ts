@@ -65,7 +65,7 @@ export async function runRetrieve(
     }
     if (total === 0) return responder.send({ status: 0 }, undefined, counts.elements(false));
     try {
-      target = await openDestination(association, command, selection, { ...destination, aeTitle: destination.aeTitle });
+      target = await openDestination(association, command, selection, destination);
     } catch (error) {
       if (!(error instanceof AssociationFailed)) throw error;
       association.logger.warn({ moveDestination: destination.aeTitle, reason: error.message }, 'C-MOVE destination unreachable');
