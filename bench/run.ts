@@ -18,6 +18,7 @@ import type { BenchContext } from './scenarios/context.ts';
 import { runDicomScenarios } from './scenarios/dicom.ts';
 import { runWadoScenarios } from './scenarios/dicomweb.ts';
 import { largeSet, smallSet } from './load/dicom-data.ts';
+import { runDicomQueryScenario } from './scenarios/dicom-query.ts';
 import { runFhirScenarios } from './scenarios/fhir.ts';
 import { runMllpScenarios } from './scenarios/mllp.ts';
 
@@ -141,7 +142,7 @@ async function drainSessions(databaseUrl: string): Promise<void> {
 }
 
 /** A fresh service per group, so that one group's memory and files do not carry into the next. */
-async function scratchPhase(group: 'mllp' | 'dicom'): Promise<void> {
+async function scratchPhase(group: 'mllp' | 'dicom' | 'query'): Promise<void> {
   const dataDir = join(workDir, `scratch-${group}`);
   rmSync(dataDir, { recursive: true, force: true });
   const databaseUrl = serverUrl ? await ensureDatabase(serverUrl, `cg_bench_scratch_${group}`, { fresh: true }) : undefined;
@@ -171,6 +172,14 @@ async function scratchPhase(group: 'mllp' | 'dicom'): Promise<void> {
       }
     }
     const dicom = gateway.surfaces.get('dicom');
+    if (group === 'query') {
+      if (!dicom) context.skipped.push({ scenario: 'dicom.find', reason: 'the service started no DICOM listener' });
+      else if (ensureDicomTools().includes('dcmtk')) context.skipped.push({ scenario: 'dicom.find', reason: 'dcmtk is not installed (apt-get install dcmtk)' });
+      else {
+        const site = (await ensureSites(gateway.databaseUrl, [], [{ name: 'bench-query', aeTitle: 'BENCHQUERY' }]))[0]!;
+        await runDicomQueryScenario(context, { gatewayPid: gateway.pid, dicomPort: dicom.port, pool, site });
+      }
+    }
     if (group === 'dicom') {
       const missing = ensureDicomTools();
       if (!dicom) context.skipped.push({ scenario: 'dicom', reason: 'the service started no DICOM listener' });
@@ -219,6 +228,7 @@ async function phase(name: string, run: () => Promise<void>): Promise<void> {
 if (options.scenarios.has('fhir')) await phase('fhir', fhirPhase);
 if (options.scenarios.has('mllp')) await phase('mllp', () => scratchPhase('mllp'));
 if (options.scenarios.has('dicom')) await phase('dicom', () => scratchPhase('dicom'));
+if (options.scenarios.has('query')) await phase('query', () => scratchPhase('query'));
 
 const measurements = context.series.filter((series) => series.size > 0).map((series) => series.toMeasurement());
 const results: BenchResults = {

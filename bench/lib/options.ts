@@ -12,7 +12,7 @@ export interface BenchOptions {
   mllpMessages: number;
   mllpSeconds: number;
   dataset: DatasetSize;
-  dicom: { smallCount: number; largeCount: number; largeFrames: number[]; hugeFrames: number; associations: number[] };
+  dicom: { smallCount: number; largeCount: number; largeFrames: number[]; hugeFrames: number; associations: number[]; queryStudies: number };
   scenarios: Set<ScenarioGroup>;
   launcher: 'serve' | 'dev-serve';
   /** CG_LOG_LEVEL of the service under test: the product default (info) unless told otherwise. */
@@ -23,7 +23,7 @@ export interface BenchOptions {
   output: string;
 }
 
-export type ScenarioGroup = 'fhir' | 'mllp' | 'dicom';
+export type ScenarioGroup = 'fhir' | 'mllp' | 'dicom' | 'query';
 
 export interface DatasetSize {
   name: string;
@@ -33,7 +33,7 @@ export interface DatasetSize {
   otherSitePatients: number;
 }
 
-const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom] [--log-level L] [--dev-serve] [--cpu-prof DIR] [--output NAME]`;
+const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom,query] [--query-studies N] [--log-level L] [--dev-serve] [--cpu-prof DIR] [--output NAME]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
@@ -47,6 +47,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       'log-level': { type: 'string', default: 'info' },
       'cpu-prof': { type: 'string' },
       output: { type: 'string' },
+      'query-studies': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -62,7 +63,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
     return value;
   };
-  const groups: ScenarioGroup[] = ['fhir', 'mllp', 'dicom'];
+  const groups: ScenarioGroup[] = ['fhir', 'mllp', 'dicom', 'query'];
   const only = values.only?.split(',').map((item) => item.trim()).filter(Boolean) ?? groups;
   for (const item of only) if (!groups.includes(item as ScenarioGroup)) throw new Error(`--only takes ${groups.join(', ')}`);
   return {
@@ -77,8 +78,8 @@ export function parseOptions(argv: string[]): BenchOptions {
       : { name: 'full', patients: 100_000, observationsPerPatient: 10, otherSites: 10, otherSitePatients: 2_000 },
     // PS3.5 pixel data of 512x512x16 bit is 512 KiB a frame: 20-60 frames give 10-30 MB, 600 about 300 MB.
     dicom: quick
-      ? { smallCount: 30, largeCount: 2, largeFrames: [20, 30], hugeFrames: 60, associations: [1, 4] }
-      : { smallCount: 500, largeCount: 20, largeFrames: [20, 30, 40, 50, 60], hugeFrames: 600, associations: [1, 4] },
+      ? { smallCount: 30, largeCount: 2, largeFrames: [20, 30], hugeFrames: 60, associations: [1, 4], queryStudies: Math.round(positive(values['query-studies'], 2_000, 'query-studies')) }
+      : { smallCount: 500, largeCount: 20, largeFrames: [20, 30, 40, 50, 60], hugeFrames: 600, associations: [1, 4], queryStudies: Math.round(positive(values['query-studies'], 100_000, 'query-studies')) },
     scenarios: new Set(only as ScenarioGroup[]),
     launcher: values['dev-serve'] ? 'dev-serve' : 'serve',
     logLevel: values['log-level'] ?? 'info',

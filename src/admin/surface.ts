@@ -14,6 +14,7 @@ import { registerDataAccessRoutes } from './routes/data-access-routes.ts';
 import { registerClientRoutes } from './routes/client-routes.ts';
 import { registerConnectivityRoutes } from './routes/connectivity-routes.ts';
 import { registerKeyRoutes } from './routes/key-routes.ts';
+import { registerDicomDestinationRoutes } from './routes/dicom-destination-routes.ts';
 import { registerMessageRoutes } from './routes/message-routes.ts';
 import { registerReportRoutes } from './routes/report-routes.ts';
 import { registerServiceAdminRoutes } from './routes/service-admin-routes.ts';
@@ -52,6 +53,7 @@ export const adminSurface: HttpSurface = {
       await registerReportRoutes(scope, services);
       await registerMessageRoutes(scope, services);
       await registerConnectivityRoutes(scope, services);
+      await registerDicomDestinationRoutes(scope, services);
       await registerAuditRoutes(scope, services);
       await registerDataAccessRoutes(scope, services);
     });

@@ -1,7 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
+import type { FastifyInstance } from 'fastify';
+import { after, before } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { adminSurface } from '../../src/admin/surface.ts';
+import type { SiteContext } from '../../src/domain/site-context.ts';
+import type { UserRole } from '../../src/domain/users/users.ts';
+import { createOrigin } from '../../src/platform/http/origin.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { testServices } from '../support/http.ts';
+import { createTestSite } from '../support/sites.ts';
+import { createTestUser, testPassword } from './support.ts';
 
 export const screenshotDir = join(import.meta.dirname, '../../test-artifacts/screenshots');
 
@@ -50,4 +60,43 @@ export async function fitsWidth(page: Page): Promise<boolean> {
 export async function accessibilityViolations(page: Page): Promise<string[]> {
   const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
   return result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/**
+ * For a browser test file: a database with a site and a user of `role` in it, the admin origin on
+ * a free port, and Chromium; all stopped after the file. `signIn` opens the app as that user.
+ */
+export function useAdminInBrowser(role: UserRole): {
+  readonly db: TestDatabase;
+  readonly site: SiteContext;
+  readonly url: string;
+  readonly browser: Browser;
+  signIn(page: Page): Promise<void>;
+} {
+  const state = {} as { db: TestDatabase; site: SiteContext; url: string; browser: Browser; admin: FastifyInstance; email: string };
+  before(async () => {
+    state.db = await createTestDatabase();
+    state.site = await createTestSite(state.db.database);
+    state.email = (await createTestUser(state.db.database, state.site, role)).email;
+    state.admin = await createOrigin(adminSurface, testServices(state.db.database));
+    state.url = await state.admin.listen({ host: '127.0.0.1', port: 0 });
+    state.browser = await launchChromium();
+  });
+  after(async () => {
+    await state.browser?.close();
+    await state.admin?.close();
+    await state.db?.drop();
+  });
+  return {
+    get db() { return state.db; },
+    get site() { return state.site; },
+    get url() { return state.url; },
+    get browser() { return state.browser; },
+    async signIn(page) {
+      await page.goto(`${state.url}/`);
+      await page.getByLabel('E-mail').fill(state.email);
+      await page.getByLabel('Password').fill(testPassword);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    },
+  };
 }

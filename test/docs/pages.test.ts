@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { globSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { globSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -170,7 +170,10 @@ test('docs/hl7v3.md: the example message, plain and in a SOAP envelope', async (
   ], { values: { KEY: riversideKey } });
 });
 
-test('docs/imaging.md: a modality connected, images stored, a procedure step, a report', async () => {
+let pacs: ChildProcess | undefined;
+let pacsDir = '';
+
+test('docs/imaging.md: a modality connected, images stored, a procedure step, a report, query/retrieve', async () => {
   const page = readDocument('docs/imaging.md');
   const study = '1.2.826.0.1.3680043.2.1125.2.1';
   const instance = (path: string, series: number, number: number) => writeSyntheticInstance(path, { study, series: `${study}.${series}`, instance: `${study}.${series}.${number}` }, 16, 16);
@@ -247,6 +250,31 @@ test('docs/imaging.md: a modality connected, images stored, a procedure step, a 
         assert.equal(report.status, 'completed');
         assert.equal(report.study_uid, study);
         assert.ok(report.author_user_id, 'the author is recorded');
+      },
+    },
+    {
+      name: 'a C-MOVE destination registered',
+      command: /dicom-destination create/,
+      check({ stdout }) {
+        assert.match(stdout, /^ae_title: PACS_1$/m);
+        assert.match(stdout, /^port: 11113$/m);
+      },
+    },
+    {
+      name: 'C-FIND, C-GET and C-MOVE with DCMTK',
+      command: /^findscu /m,
+      async prepare(workDir) {
+        mkdirSync(join(workDir, 'received'));
+        pacs = spawn('storescp', ['-aet', 'PACS_1', '-od', join(workDir, 'received'), '11113'], { stdio: 'ignore' });
+        pacsDir = workDir;
+        for (let attempt = 0; (await exec('echoscu', ['-aec', 'PACS_1', '127.0.0.1', '11113']).then(() => false, () => true)) && attempt < 100; attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      },
+      check() {
+        pacs?.kill();
+        assert.equal(readdirSync(join(pacsDir, 'retrieved')).length, 1, 'C-GET brought the study of one instance');
+        assert.equal(readdirSync(join(pacsDir, 'received')).length, 1, 'C-MOVE sent it to PACS_1');
       },
     },
     {

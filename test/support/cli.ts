@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const cliPath = fileURLToPath(new URL('../../bin/clinical-gateway.js', import.meta.url));
 
@@ -27,4 +29,14 @@ export async function runCliJson<T = Record<string, unknown>>(args: string[], en
   const result = await runCli([...args, '--json'], env);
   if (result.status !== 0) throw new Error(`clinical-gateway ${args.join(' ')} failed (${result.status}): ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
+}
+
+/** A migrated database of its own for a CLI test file, and the CLI's environment pointing at it. */
+export function useCliDatabase(): { env(): NodeJS.ProcessEnv } {
+  let db: TestDatabase | undefined;
+  before(async () => {
+    db = await createTestDatabase();
+  });
+  after(() => db?.drop());
+  return { env: () => ({ CG_DATABASE_URL: db!.connectionString }) };
 }

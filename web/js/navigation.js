@@ -36,6 +36,7 @@ const siteLinks = [
   ['/clients', 'Integration clients', 'clients'],
   ['/messages', 'Messages', 'messages'],
   ['/connectivity', 'Connectivity', 'connectivity'],
+  ['/dicom-destinations', 'DICOM destinations', 'connectivity'],
   ['/audit', 'Audit', 'audit'],
   ['/data-access', 'Data access', 'audit'],
 ];

@@ -4,6 +4,7 @@ import { auditPage } from './pages/audit.js';
 import { dataAccessPage } from './pages/data-access.js';
 import { clientsPage } from './pages/clients.js';
 import { connectivityPage } from './pages/connectivity.js';
+import { dicomDestinationsPage } from './pages/dicom-destinations.js';
 import { keysPage } from './pages/keys.js';
 import { messagePage, messagesPage } from './pages/messages.js';
 import { siteOverviewPage } from './pages/site-overview.js';
@@ -34,6 +35,7 @@ export const routes = [
   { path: '/sites/:siteId/messages', area: 'messages', page: messagesPage },
   { path: '/sites/:siteId/messages/:messageId', area: 'messages', page: messagePage },
   { path: '/sites/:siteId/connectivity', area: 'connectivity', page: connectivityPage },
+  { path: '/sites/:siteId/dicom-destinations', area: 'connectivity', page: dicomDestinationsPage },
   { path: '/sites/:siteId/audit', area: 'audit', page: auditPage },
   { path: '/sites/:siteId/data-access', area: 'audit', page: dataAccessPage },
 ];

@@ -1,6 +1,7 @@
 import type { CommandDefinition } from '../command.ts';
 import { auditCommand } from './audit.ts';
 import { clientCommand } from './client.ts';
+import { dicomDestinationCommand } from './dicom-destination.ts';
 import { keyCommand } from './key.ts';
 import { migrateCommand } from './migrate.ts';
 import { serveCommand } from './serve.ts';
@@ -46,6 +47,16 @@ export const commands: Record<string, CommandDefinition> = {
     values: ['site', 'name', 'protocol', 'allowed-ips', 'sending-application', 'sending-facility', 'default-charset', 'time-zone'],
     flags: ['approve-overlap'],
     run: clientCommand,
+  },
+  'dicom-destination': {
+    usage: [
+      'dicom-destination create --site SITE --ae-title AET --host HOST --port PORT   a C-MOVE destination of the site',
+      'dicom-destination list --site SITE',
+      'dicom-destination delete ID_OR_AE_TITLE --site SITE',
+    ],
+    actions: ['create', 'list', 'delete'],
+    values: ['site', 'ae-title', 'host', 'port'],
+    run: dicomDestinationCommand,
   },
   studies: {
     usage: ['studies list --site SITE [--from DATE] [--to DATE] [--modality M] [--patient P] [--limit N]'],

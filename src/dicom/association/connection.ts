@@ -17,6 +17,7 @@ import { applicationContextUid } from '../../storage/dicom/uids.ts';
 import { parseAssociateRequest, type AssociateRequest } from '../upper-layer/associate-rq.ts';
 import { encodeAbort, encodeAssociateAccept, encodeAssociateReject, encodeReleaseResponse } from '../upper-layer/pdu-encode.ts';
 import { PduFramer } from '../upper-layer/pdu-framer.ts';
+import { writeWhenWritable } from '../upper-layer/socket-write.ts';
 import { abortReason, abortSource, pduBody, pduType, UpperLayerError, type Pdu } from '../upper-layer/pdu-types.ts';
 import type { AssociationContext } from './association-context.ts';
 import type { AssociationLimits } from './association-limits.ts';
@@ -114,7 +115,14 @@ export class DicomConnection {
         this.#send(encodeAbort(abortSource.serviceUser, 0));
         return;
       }
-      const pdu = await this.#nextPdu(this.#deps.settings.idleTimeoutMs);
+      let pdu: Pdu | undefined;
+      try {
+        pdu = await this.#nextPdu(this.#deps.settings.idleTimeoutMs);
+      } catch (error) {
+        // A requestor waits in silence while its C-MOVE or C-FIND runs: not idle.
+        if (error instanceof Timeout && exchange.operating) continue;
+        throw error;
+      }
       if (!pdu) {
         this.#logger.warn({ ...exchange.summary, inMessage: exchange.busy }, 'connection closed without A-RELEASE or A-ABORT');
         return;
@@ -159,7 +167,7 @@ export class DicomConnection {
       throw error;
     }
     if (!site) return reject(1, 1, 7, 'called AE title not recognised');
-    const negotiation = negotiate(request.contexts);
+    const negotiation = negotiate(request.contexts, request.roleSelections);
     const context: AssociationContext = {
       site: siteContextFor(site, { kind: 'dicom', callingAeTitle, remoteAddress: this.#remoteAddress }),
       database: this.#deps.database,
@@ -175,6 +183,7 @@ export class DicomConnection {
         calledAeTitle,
         callingAeTitle,
         contexts: negotiation.results,
+        roleSelections: negotiation.roleSelections,
         maxPduLength: this.#deps.settings.maxPduLength,
       }),
     );
@@ -182,7 +191,7 @@ export class DicomConnection {
       { accepted: negotiation.accepted.size, proposed: request.contexts.length, peerMaxPdu: request.maxPduLength, implementation: request.implementationClassUid },
       'association accepted',
     );
-    return new MessageExchange(context, negotiation.accepted, request.maxPduLength);
+    return new MessageExchange(context, negotiation.accepted, request.maxPduLength, (pdu) => this.#sendWhenWritable(pdu));
   }
 
   /**
@@ -248,6 +257,11 @@ export class DicomConnection {
     } catch {
       // ARTIM expired or shutdown: the connection is closed regardless.
     }
+  }
+
+  /** Sends and waits until the socket takes more, or is gone (an operation's writes never hang). */
+  #sendWhenWritable(bytes: Buffer): Promise<void> {
+    return writeWhenWritable(this.#socket, bytes, () => new Error('the association is closed'));
   }
 
   #send(bytes: Buffer): void {

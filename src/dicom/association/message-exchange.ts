@@ -11,11 +11,13 @@ import { isCompleted, status } from '../dimse/status.ts';
 import { maxSmallDatasetLength } from '../../storage/dicom/dataset/small-dataset.ts';
 import { beginStore, discardingReceiver, type DatasetReceiver } from '../services/c-store.ts';
 import { handleMpps } from '../services/mpps.ts';
+import { runQueryRetrieve } from '../services/query-retrieve/run.ts';
 import { verificationSopClass } from '../../storage/dicom/uids.ts';
 import { abortReason, UpperLayerError } from '../upper-layer/pdu-types.ts';
 import { parsePdvs } from '../upper-layer/pdv.ts';
 import type { AssociationContext } from './association-context.ts';
 import type { AcceptedContext } from './negotiate.ts';
+import { StoreResponses, type OperationChannel } from './operation-channel.ts';
 
 const maxCommandLength = 64 * 1024;
 
@@ -24,8 +26,17 @@ interface Message {
   commandFragments: Buffer[];
   commandLength: number;
   command?: CommandSet;
-  receiver?: DatasetReceiver;
+  receiver?: Receiver;
   datasetBytes: number;
+}
+
+/** A receiver whose request is answered later by an operation of its own (undefined result). */
+type Receiver = Omit<DatasetReceiver, 'finish'> & { finish(): Promise<DimseResult | undefined> };
+
+interface RunningOperation {
+  messageId: number;
+  cancel: AbortController;
+  storeResponses: StoreResponses;
 }
 
 /** What an association did, for the one line logged when it ends. */
@@ -42,18 +53,27 @@ export class MessageExchange {
   readonly #association: AssociationContext;
   readonly #contexts: Map<number, AcceptedContext>;
   readonly #peerMaxPduLength: number;
+  readonly #write: (pdu: Buffer) => Promise<void>;
   #message: Message | undefined;
+  #operation: RunningOperation | undefined;
   #summary: ExchangeSummary = { stored: 0, storedBytes: 0, refused: 0 };
 
-  constructor(association: AssociationContext, contexts: Map<number, AcceptedContext>, peerMaxPduLength: number) {
+  /** `write` sends PDUs from an operation running beside the read loop, waiting for the socket. */
+  constructor(association: AssociationContext, contexts: Map<number, AcceptedContext>, peerMaxPduLength: number, write: (pdu: Buffer) => Promise<void>) {
     this.#association = association;
     this.#contexts = contexts;
     this.#peerMaxPduLength = peerMaxPduLength;
+    this.#write = write;
   }
 
   /** A request is partly received or being processed. */
   get busy(): boolean {
-    return this.#message !== undefined;
+    return this.#message !== undefined || this.#operation !== undefined;
+  }
+
+  /** A C-FIND, C-GET or C-MOVE is running: the requestor may rightly stay silent meanwhile. */
+  get operating(): boolean {
+    return this.#operation !== undefined;
   }
 
   get summary(): Readonly<ExchangeSummary> {
@@ -93,6 +113,11 @@ export class MessageExchange {
 
   /** Cleans up a transfer cut short (A-ABORT, closed connection, protocol error). */
   async abandon(): Promise<void> {
+    const operation = this.#operation;
+    if (operation) {
+      operation.cancel.abort();
+      operation.storeResponses.close(new Error('the association ended'));
+    }
     const receiver = this.#message?.receiver;
     this.#message = undefined;
     if (receiver) await receiver.abandon();
@@ -103,21 +128,35 @@ export class MessageExchange {
     message.command = command;
     message.commandFragments = [];
     const field = command.uint16(tag.commandField) ?? 0;
-    if (field & 0x8000) throw new UpperLayerError('a response command sent to the SCP', abortReason.unexpectedPduParameter);
     const hasDataSet = command.uint16(tag.commandDataSetType) !== noDataSet;
-    if (hasDataSet) {
-      message.receiver = await this.#receiverFor(message.context, command, field);
+    const operation = this.#operation;
+    if (field === commandField.cStoreRsp && operation && !hasDataSet) {
+      this.#message = undefined; // a C-GET sub-operation's answer
+      operation.storeResponses.push(command);
       return [];
     }
+    if (field & 0x8000) throw new UpperLayerError('a response command sent to the SCP', abortReason.unexpectedPduParameter);
     if (field === commandField.cCancelRq) {
-      this.#message = undefined; // PS3.7 9.3.2.3: C-CANCEL has no response
+      // PS3.7 9.3.2.3: C-CANCEL has no response; one for an operation no longer running is moot.
+      if (operation && command.uint16(tag.messageIdBeingRespondedTo) === operation.messageId) operation.cancel.abort();
+      this.#message = undefined;
+      return [];
+    }
+    // PS3.7 D.3.3.3: without asynchronous operations negotiated, one request at a time.
+    if (operation) throw new UpperLayerError('a request while a C-FIND, C-GET or C-MOVE is still running', abortReason.unexpectedPduParameter);
+    if (hasDataSet) {
+      message.receiver = await this.#receiverFor(message.context, command, field);
       return [];
     }
     return this.#respond(message, await this.#withoutDataSet(message.context, command, field));
   }
 
-  async #receiverFor(context: AcceptedContext, command: CommandSet, field: number): Promise<DatasetReceiver> {
+  async #receiverFor(context: AcceptedContext, command: CommandSet, field: number): Promise<Receiver> {
     switch (field) {
+      case commandField.cFindRq:
+      case commandField.cGetRq:
+      case commandField.cMoveRq:
+        return this.#collect(async (identifier) => this.#start(context, command, identifier));
       case commandField.cStoreRq:
         return beginStore(this.#association, context, command);
       case commandField.nCreateRq:
@@ -144,8 +183,27 @@ export class MessageExchange {
     }
   }
 
+  /** Starts a query or retrieve beside the read loop; it answers the request itself. */
+  #start(context: AcceptedContext, command: CommandSet, identifier: Buffer): undefined {
+    const operation: RunningOperation = { messageId: command.uint16(tag.messageId) ?? 0, cancel: new AbortController(), storeResponses: new StoreResponses() };
+    const channel: OperationChannel = {
+      contexts: this.#contexts,
+      peerMaxPduLength: this.#peerMaxPduLength,
+      signal: operation.cancel.signal,
+      write: this.#write,
+      nextStoreResponse: () => operation.storeResponses.next(),
+    };
+    this.#operation = operation;
+    void runQueryRetrieve(this.#association, channel, context, command, identifier)
+      .catch((error: unknown) => this.#association.logger.error({ err: error }, 'query/retrieve operation failed'))
+      .finally(() => {
+        if (this.#operation === operation) this.#operation = undefined;
+      });
+    return undefined;
+  }
+
   /** Collects a small attribute list in memory, refusing one beyond the cap. */
-  #collect(handle: (dataset: Buffer) => Promise<DimseResult>): DatasetReceiver {
+  #collect(handle: (dataset: Buffer) => Promise<DimseResult | undefined>): Receiver {
     const parts: Buffer[] = [];
     let length = 0;
     return {
@@ -159,8 +217,9 @@ export class MessageExchange {
     };
   }
 
-  #respond(message: Message, result: DimseResult): Buffer[] {
+  #respond(message: Message, result: DimseResult | undefined): Buffer[] {
     this.#message = undefined;
+    if (!result) return [];
     const command = message.command!;
     const field = command.uint16(tag.commandField) ?? 0;
     if (!isCompleted(result.status)) {

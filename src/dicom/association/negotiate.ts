@@ -1,8 +1,17 @@
 import type { ContextResult } from '../upper-layer/pdu-encode.ts';
-import type { ProposedContext } from '../upper-layer/associate-rq.ts';
-import { isStorageSopClass, mppsSopClass, plainTransferSyntaxes, storageTransferSyntaxes, verificationSopClass } from '../../storage/dicom/uids.ts';
+import type { ProposedContext, RoleSelection } from '../upper-layer/associate-rq.ts';
+import {
+  isStorageSopClass,
+  mppsSopClass,
+  plainTransferSyntaxes,
+  queryRetrieveModel,
+  queryTransferSyntaxes,
+  storageTransferSyntaxes,
+  verificationSopClass,
+  type QueryRetrieveOperation,
+} from '../../storage/dicom/uids.ts';
 
-export type ServiceKind = 'verification' | 'storage' | 'mpps';
+export type ServiceKind = 'verification' | 'storage' | 'mpps' | QueryRetrieveOperation;
 
 /** An accepted presentation context: what its PDVs carry and how they are encoded. */
 export interface AcceptedContext {
@@ -10,18 +19,22 @@ export interface AcceptedContext {
   abstractSyntax: string;
   transferSyntax: string;
   service: ServiceKind;
+  /** The requestor took the SCP role for this storage SOP class (role selection): C-GET may send on it. */
+  requestorIsScp: boolean;
 }
 
 export interface Negotiation {
   results: ContextResult[];
   accepted: Map<number, AcceptedContext>;
+  /** The role selections answered: each storage SOP class the requestor proposed to receive. */
+  roleSelections: RoleSelection[];
 }
 
 function serviceOf(abstractSyntax: string): ServiceKind | undefined {
   if (abstractSyntax === verificationSopClass) return 'verification';
   if (abstractSyntax === mppsSopClass) return 'mpps';
   if (isStorageSopClass(abstractSyntax)) return 'storage';
-  return undefined;
+  return queryRetrieveModel(abstractSyntax)?.operation;
 }
 
 /**
@@ -29,7 +42,11 @@ function serviceOf(abstractSyntax: string): ServiceKind | undefined {
  * supports is chosen, in the requestor's order of preference, so the SCU never has to convert:
  * whatever it proposes first for a compressed image is what is stored.
  */
-export function negotiate(proposed: ProposedContext[]): Negotiation {
+export function negotiate(proposed: ProposedContext[], proposedRoles: RoleSelection[] = []): Negotiation {
+  // PS3.7 D.3.3.4: the requestor of a C-GET asks to be the SCP of the storage SOP classes it
+  // wants to receive; the roles are accepted as proposed.
+  const roleSelections = proposedRoles.filter((role) => isStorageSopClass(role.sopClassUid));
+  const receivesAs = new Set(roleSelections.filter((role) => role.scpRole).map((role) => role.sopClassUid));
   const results: ContextResult[] = [];
   const accepted = new Map<number, AcceptedContext>();
   for (const context of proposed) {
@@ -43,14 +60,15 @@ export function negotiate(proposed: ProposedContext[]): Negotiation {
       results.push({ id: context.id, result: 3, transferSyntax: fallback });
       continue;
     }
-    const supported = service === 'storage' ? storageTransferSyntaxes : plainTransferSyntaxes;
+    const supported = service === 'storage' ? storageTransferSyntaxes : service === 'verification' || service === 'mpps' ? plainTransferSyntaxes : queryTransferSyntaxes;
     const chosen = context.transferSyntaxes.find((uid) => supported.has(uid));
     if (!chosen) {
       results.push({ id: context.id, result: 4, transferSyntax: fallback });
       continue;
     }
     results.push({ id: context.id, result: 0, transferSyntax: chosen });
-    accepted.set(context.id, { id: context.id, abstractSyntax: context.abstractSyntax, transferSyntax: chosen, service });
+    const requestorIsScp = service === 'storage' && receivesAs.has(context.abstractSyntax);
+    accepted.set(context.id, { id: context.id, abstractSyntax: context.abstractSyntax, transferSyntax: chosen, service, requestorIsScp });
   }
-  return { results, accepted };
+  return { results, accepted, roleSelections };
 }

@@ -7,20 +7,28 @@ export interface ResponseFields {
   messageIdBeingRespondedTo: number;
   affectedSopClassUid?: string;
   affectedSopInstanceUid?: string;
+  /** A data set follows the command (C-FIND matches, C-GET/C-MOVE failed UID lists). */
+  hasDataSet?: boolean;
+  /** Further elements, such as the sub-operation counts of C-GET and C-MOVE. */
+  extra?: CommandValue[];
 }
+
+/** PS3.7 E.1: any value but 0x0101 announces a data set; 0x0001 is what most peers send. */
+const dataSetPresent = 0x0001;
 
 /** PS3.7 9.3 / 10.3: a response command set without a data set. */
 export function encodeResponse(fields: ResponseFields, result: DimseResult): Buffer {
   const elements: CommandValue[] = [
     { tag: tag.commandField, vr: 'US', value: fields.commandField },
     { tag: tag.messageIdBeingRespondedTo, vr: 'US', value: fields.messageIdBeingRespondedTo },
-    { tag: tag.commandDataSetType, vr: 'US', value: noDataSet },
+    { tag: tag.commandDataSetType, vr: 'US', value: fields.hasDataSet ? dataSetPresent : noDataSet },
+    ...(fields.extra ?? []),
     { tag: tag.status, vr: 'US', value: result.status },
   ];
   if (fields.affectedSopClassUid) elements.push({ tag: tag.affectedSopClassUid, vr: 'UI', value: fields.affectedSopClassUid });
   const instanceUid = result.affectedSopInstanceUid ?? fields.affectedSopInstanceUid;
   if (instanceUid) elements.push({ tag: tag.affectedSopInstanceUid, vr: 'UI', value: instanceUid });
-  if (result.status !== 0 && result.errorComment) elements.push({ tag: tag.errorComment, vr: 'LO', value: result.errorComment });
+  if (result.status !== 0 && (result.status & 0xff00) !== 0xff00 && result.errorComment) elements.push({ tag: tag.errorComment, vr: 'LO', value: result.errorComment });
   return encodeCommandSet(elements);
 }
 

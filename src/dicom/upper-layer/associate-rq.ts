@@ -18,6 +18,14 @@ export interface AssociateRequest {
   maxPduLength: number;
   implementationClassUid: string;
   implementationVersionName?: string;
+  /** PS3.7 D.3.3.4: SOP classes for which the requestor proposed SCU/SCP roles (C-GET receivers). */
+  roleSelections: RoleSelection[];
+}
+
+export interface RoleSelection {
+  sopClassUid: string;
+  scuRole: boolean;
+  scpRole: boolean;
 }
 
 const maxContexts = 128; // PS3.8 9.3.2.2: context ids are odd numbers 1..255
@@ -33,6 +41,7 @@ export function parseAssociateRequest(body: Buffer): AssociateRequest {
     contexts: [],
     maxPduLength: 0,
     implementationClassUid: '',
+    roleSelections: [],
   };
   for (const item of items(body, 68)) {
     switch (item.type) {
@@ -74,10 +83,20 @@ function parseUserInformation(value: Buffer, request: AssociateRequest): void {
       request.implementationClassUid = readUid(sub.value);
     } else if (sub.type === 0x55) {
       request.implementationVersionName = readAeTitle(sub.value);
+    } else if (sub.type === 0x54) {
+      request.roleSelections.push(parseRoleSelection(sub.value));
     }
-    // Asynchronous operations (0x53), role selection (0x54), extended negotiation (0x56, 0x57)
-    // and user identity (0x58) are not negotiated: leaving them out of the AC declines them.
+    // Asynchronous operations (0x53), extended negotiation (0x56, 0x57) and user identity (0x58)
+    // are not negotiated: leaving them out of the AC declines them.
   }
+}
+
+/** PS3.7 D.3.3.4.1: UID length, UID, SCU role, SCP role. */
+function parseRoleSelection(value: Buffer): RoleSelection {
+  if (value.length < 2) throw invalid('role selection sub-item too short');
+  const length = value.readUInt16BE(0);
+  if (value.length !== 2 + length + 2) throw invalid('role selection sub-item length does not match its UID');
+  return { sopClassUid: readUid(value.subarray(2, 2 + length)), scuRole: value[2 + length] === 1, scpRole: value[3 + length] === 1 };
 }
 
 interface Item {
@@ -86,7 +105,7 @@ interface Item {
 }
 
 /** Item framing shared by items and sub-items: type, reserved, 16-bit big-endian length. */
-function* items(buffer: Buffer, start: number): Generator<Item> {
+export function* items(buffer: Buffer, start: number): Generator<Item> {
   let offset = start;
   while (offset < buffer.length) {
     if (offset + 4 > buffer.length) throw invalid('truncated item header');

@@ -15,6 +15,8 @@ export interface AssociateAccept {
   contexts: ContextResult[];
   /** The largest PDU this side accepts (PS3.8 D.1). */
   maxPduLength: number;
+  /** PS3.7 D.3.3.4: answers to role selection proposals (SOP class, SCU role, SCP role). */
+  roleSelections?: { sopClassUid: string; scuRole: boolean; scpRole: boolean }[];
 }
 
 /** PS3.8 9.3.3: A-ASSOCIATE-AC; AE titles are echoed from the RQ, as the standard requires. */
@@ -34,10 +36,18 @@ export function encodeAssociateAccept(accept: AssociateAccept): Buffer {
   const userInfo = Buffer.concat([
     item(0x51, maxLength),
     item(0x52, uid(implementationClassUid)),
+    ...(accept.roleSelections ?? []).map(roleSelectionItem),
     item(0x55, Buffer.from(implementationVersionName, 'latin1')),
   ]);
   parts.push(item(0x50, userInfo));
   return pdu(pduType.associateAc, Buffer.concat(parts));
+}
+
+function roleSelectionItem(selection: { sopClassUid: string; scuRole: boolean; scpRole: boolean }): Buffer {
+  const sopClass = uid(selection.sopClassUid);
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(sopClass.length, 0);
+  return item(0x54, Buffer.concat([length, sopClass, Buffer.from([selection.scuRole ? 1 : 0, selection.scpRole ? 1 : 0])]));
 }
 
 /** PS3.8 9.3.4, table 9-21: result 1 permanent / 2 transient; source; reason. */
@@ -48,6 +58,33 @@ export function encodeAssociateReject(result: 1 | 2, source: 1 | 2 | 3, reason: 
 /** PS3.8 9.3.8: A-ABORT; source 0 service-user, 2 service-provider. */
 export function encodeAbort(source: 0 | 2, reason: number): Buffer {
   return pdu(pduType.abort, Buffer.from([0, 0, source, source === 2 ? reason : 0]));
+}
+
+/** PS3.8 9.3.2: A-ASSOCIATE-RQ, for the associations this side opens (C-MOVE sub-operations). */
+export function encodeAssociateRequest(request: {
+  calledAeTitle: string;
+  callingAeTitle: string;
+  contexts: { id: number; abstractSyntax: string; transferSyntaxes: string[] }[];
+  maxPduLength: number;
+}): Buffer {
+  const header = Buffer.alloc(68);
+  header.writeUInt16BE(1, 0);
+  aeTitle(request.calledAeTitle).copy(header, 4);
+  aeTitle(request.callingAeTitle).copy(header, 20);
+  const parts: Buffer[] = [header, item(0x10, uid(applicationContextUid))];
+  for (const context of request.contexts) {
+    const syntaxes = context.transferSyntaxes.map((syntax) => item(0x40, uid(syntax)));
+    parts.push(item(0x20, Buffer.concat([Buffer.from([context.id, 0, 0, 0]), item(0x30, uid(context.abstractSyntax)), ...syntaxes])));
+  }
+  const maxLength = Buffer.alloc(4);
+  maxLength.writeUInt32BE(request.maxPduLength, 0);
+  parts.push(item(0x50, Buffer.concat([item(0x51, maxLength), item(0x52, uid(implementationClassUid)), item(0x55, Buffer.from(implementationVersionName, 'latin1'))])));
+  return pdu(pduType.associateRq, Buffer.concat(parts));
+}
+
+/** PS3.8 9.3.6: A-RELEASE-RQ. */
+export function encodeReleaseRequest(): Buffer {
+  return pdu(pduType.releaseRq, Buffer.alloc(4));
 }
 
 /** PS3.8 9.3.7: A-RELEASE-RP. */

@@ -46,7 +46,7 @@ const mediaStorageSopInstanceTag = 0x00020003;
 const metaTags: ReadonlySet<number> = new Set([transferSyntaxTag, mediaStorageSopInstanceTag]);
 
 /** The File Meta group (0002) in explicit VR little endian, led by its group length. */
-function readFileMeta(head: Buffer): { transferSyntaxUid: string; sopInstanceUid: string; datasetOffset: number } | undefined {
+export function readFileMeta(head: Buffer): { transferSyntaxUid: string; sopInstanceUid: string; datasetOffset: number } | undefined {
   if (head.length < metaStart + 12 || head.toString('latin1', 128, 132) !== 'DICM') return undefined;
   if (head.readUInt16LE(metaStart) !== 0x0002 || head.readUInt16LE(metaStart + 2) !== 0x0000) return undefined;
   const datasetOffset = metaStart + 12 + head.readUInt32LE(metaStart + 8);

@@ -17,6 +17,27 @@ export const verificationSopClass = '1.2.840.10008.1.1';
 /** PS3.4 F.7: Modality Performed Procedure Step SOP Class. */
 export const mppsSopClass = '1.2.840.10008.3.1.2.3.3';
 
+/** PS3.4 C.6: Query/Retrieve information models, by root and operation. */
+export const queryRetrieveSopClass = {
+  patientRootFind: '1.2.840.10008.5.1.4.1.2.1.1',
+  patientRootMove: '1.2.840.10008.5.1.4.1.2.1.2',
+  patientRootGet: '1.2.840.10008.5.1.4.1.2.1.3',
+  studyRootFind: '1.2.840.10008.5.1.4.1.2.2.1',
+  studyRootMove: '1.2.840.10008.5.1.4.1.2.2.2',
+  studyRootGet: '1.2.840.10008.5.1.4.1.2.2.3',
+} as const;
+
+export type QueryRetrieveOperation = 'find' | 'move' | 'get';
+
+/** The operation a Query/Retrieve SOP class serves, and whether it is the Patient Root model. */
+export function queryRetrieveModel(uid: string): { operation: QueryRetrieveOperation; patientRoot: boolean } | undefined {
+  const entry = Object.entries(queryRetrieveSopClass).find(([, value]) => value === uid);
+  if (!entry) return undefined;
+  const name = entry[0];
+  const operation = name.endsWith('Find') ? 'find' : name.endsWith('Move') ? 'move' : 'get';
+  return { operation, patientRoot: name.startsWith('patientRoot') };
+}
+
 export const transferSyntax = {
   implicitLittle: '1.2.840.10008.1.2',
   explicitLittle: '1.2.840.10008.1.2.1',
@@ -50,6 +71,9 @@ const encapsulated = [
 
 /** What a Storage presentation context may carry. */
 export const storageTransferSyntaxes: ReadonlySet<string> = new Set([...uncompressed, ...encapsulated]);
+
+/** What Query/Retrieve contexts carry: identifiers are small and read here, little endian only. */
+export const queryTransferSyntaxes: ReadonlySet<string> = new Set([transferSyntax.explicitLittle, transferSyntax.implicitLittle]);
 
 /** What Verification and MPPS contexts may carry: their datasets are read, so no pixel codecs. */
 export const plainTransferSyntaxes: ReadonlySet<string> = new Set(uncompressed);

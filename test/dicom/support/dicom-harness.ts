@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -138,4 +139,13 @@ export async function dumpElements(path: string): Promise<string[]> {
     lines.push(`${indent}(${group},${element}) ${vr} ${vr === 'SQ' ? 'sequence' : value}`);
   }
   return lines;
+}
+
+/** A free loopback port, for a peer that cannot listen on port 0 and say which it got (storescp, Orthanc). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -103,6 +103,8 @@ export function associateRequest(options: {
   protocolVersion?: number;
   applicationContext?: string;
   maxPduLength?: number;
+  /** PS3.7 D.3.3.4: SOP classes the requestor offers to be the SCP of (to receive C-GET's C-STOREs). */
+  scpRoleFor?: string[];
 }): Buffer {
   const fixed = Buffer.alloc(68, 0);
   fixed.writeUInt16BE(options.protocolVersion ?? 1, 0);
@@ -115,7 +117,12 @@ export function associateRequest(options: {
   }
   const maxLength = Buffer.alloc(4);
   maxLength.writeUInt32BE(options.maxPduLength ?? 16384, 0);
-  parts.push(item(0x50, Buffer.concat([item(0x51, maxLength), item(0x52, ascii('1.2.3.4.5'))])));
+  const roles = (options.scpRoleFor ?? []).map((uid) => {
+    const length = Buffer.alloc(2);
+    length.writeUInt16BE(uid.length, 0);
+    return item(0x54, Buffer.concat([length, ascii(uid), Buffer.from([0, 1])]));
+  });
+  parts.push(item(0x50, Buffer.concat([item(0x51, maxLength), item(0x52, ascii('1.2.3.4.5')), ...roles])));
   return pdu(0x01, Buffer.concat(parts));
 }
 
