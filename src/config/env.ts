@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ConfigError } from './config-error.ts';
 import { loadLimits, type GatewayLimits } from './limits.ts';
 
@@ -27,6 +27,14 @@ export interface GatewayConfig {
   fhirCorsOrigins: string[];
   /** Worker processes `serve` runs (CG_WORKERS); 1 serves everything from one process. */
   workers: number;
+  /**
+   * This node's name among the nodes sharing one database and one DICOM storage folder
+   * (CG_NODE_ID). Unset here when the variable is: `serve` then uses the id kept in the data
+   * directory (src/server/node-identity.ts), generated on the first start.
+   */
+  nodeId?: string;
+  /** Where stored DICOM instances live, shared by every node (CG_DICOM_STORAGE_DIR; default CG_DATA_DIR/dicom). */
+  dicomStorageDir: string;
 }
 
 export { ConfigError };
@@ -83,9 +91,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   if (!logLevels.has(logLevel)) throw new ConfigError(`CG_LOG_LEVEL must be one of ${[...logLevels].join(', ')}`);
   const fhirCorsOrigins = parseOrigins(env.CG_FHIR_CORS_ORIGINS, 'CG_FHIR_CORS_ORIGINS');
   const workers = parseWorkers(env.CG_WORKERS);
+  const dataDir = resolve(env.CG_DATA_DIR?.trim() || './data');
+  const nodeId = parseNodeId(env.CG_NODE_ID);
   return {
     ...(env.CG_DATABASE_URL?.trim() ? { databaseUrl: env.CG_DATABASE_URL.trim() } : {}),
-    dataDir: resolve(env.CG_DATA_DIR?.trim() || './data'),
+    dataDir,
     bind,
     ports,
     dicomPublic,
@@ -95,7 +105,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     limits: loadLimits(env),
     fhirCorsOrigins,
     workers,
+    ...(nodeId !== undefined ? { nodeId } : {}),
+    dicomStorageDir: resolve(env.CG_DICOM_STORAGE_DIR?.trim() || join(dataDir, 'dicom')),
   };
+}
+
+/** Unset or blank: the node's kept id (src/server/node-identity.ts); set: checked by isNodeId. */
+function parseNodeId(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  if (!trimmed) return undefined;
+  if (!isNodeId(trimmed)) throw new ConfigError(nodeIdRule('CG_NODE_ID'));
+  return trimmed;
+}
+
+/**
+ * A node id names the node's folder of temporary DICOM files in the shared storage and its lease
+ * in the database: a short token that is a safe file name everywhere (no dots, so never "." or
+ * ".."), and never the name of a folder the storage uses for something else (tmp/worker-<n> of
+ * versions before nodes, which the data directory's own node recovers).
+ */
+export function isNodeId(value: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/.test(value) && !/^worker-\d+$/i.test(value);
+}
+
+export function nodeIdRule(variable: string): string {
+  return `${variable} must be 1 to 40 letters, digits, '-' or '_', starting with a letter or digit (and not worker-<n>)`;
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { findInstance } from '../domain/imaging/index-instance.ts';
+import { canonicalStoragePath } from '../domain/imaging/stored-instance-file.ts';
 import { findSiteById, siteContextFor } from '../domain/sites/sites.ts';
 import type { Services } from '../platform/services.ts';
 import { unmapIpv4 } from '../domain/clients/ip-allow-list.ts';
@@ -12,6 +13,8 @@ import { AssociationLimits } from './association/association-limits.ts';
 import { DicomConnection, type ConnectionSettings } from './association/connection.ts';
 import { StorageLayout } from './storage/layout.ts';
 import { storeLimits } from './storage/store-limits.ts';
+import { workerTemporaryFolder } from './storage/temporary-folders.ts';
+import { workerNumber } from '../platform/worker.ts';
 
 export interface DicomListenerOptions {
   host: string;
@@ -29,7 +32,7 @@ export interface DicomListenerOptions {
   minFreeDiskBytes?: number;
   /** How long close() waits for in-flight messages before cutting connections. */
   closeGraceMs?: number;
-  /** This worker's own folder under dicom/tmp, when `serve` runs several workers. */
+  /** This process's own folder of temporary files; default: its node's and worker's (temporary-folders.ts). */
   temporaryFolder?: string;
 }
 
@@ -55,7 +58,7 @@ export async function startDicomListener(services: Services, options: DicomListe
     idleTimeoutMs: options.idleTimeoutMs ?? dicomListenerDefaults.idleTimeoutMs,
   };
   const logger = services.logger.child({ surface: 'dicom' });
-  const layout = new StorageLayout(services.config.dataDir, options.temporaryFolder);
+  const layout = new StorageLayout(services.config.dicomStorageDir, options.temporaryFolder ?? processTemporaryFolder(services.config));
   const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
   if (removed > 0) logger.warn({ removed }, 'removed unfinished transfers left by a previous run');
   const limits = new AssociationLimits(
@@ -65,7 +68,7 @@ export async function startDicomListener(services: Services, options: DicomListe
   const connections = new Map<DicomConnection, Promise<void>>();
   const configured = services.config.limits.dicom;
   const stores = storeLimits(
-    services.config.dataDir,
+    services.config.dicomStorageDir,
     options.maxInstanceBytes ?? configured.maxInstanceBytes,
     options.minFreeDiskBytes ?? configured.minFreeDiskBytes,
   );
@@ -142,12 +145,21 @@ export async function startDicomListener(services: Services, options: DicomListe
   };
 }
 
-/** Whether the index points at dicom/<siteId>/<study>/<series>/<sop>.dcm (site-scoped look-up). */
+/**
+ * This process's temporary folder: its node's (CG_NODE_ID; the CLI and tests without one use
+ * "local") and its worker's (a single-process service is worker 1).
+ */
+export function processTemporaryFolder(config: Services['config']): string {
+  return workerTemporaryFolder(config.dicomStorageDir, config.nodeId ?? 'local', workerNumber() ?? 1);
+}
+
+/** Whether the index points at <siteId>/<study>/<series>/<sop>.dcm (site-scoped look-up; either path form). */
 export async function isIndexedPath(database: Services['database'], relativePath: string): Promise<boolean> {
-  const parts = /^dicom\/([0-9a-f-]{36})\/[0-9.]+\/[0-9.]+\/([0-9.]+)\.dcm$/.exec(relativePath);
+  const path = canonicalStoragePath(relativePath);
+  const parts = /^([0-9a-f-]{36})\/[0-9.]+\/[0-9.]+\/([0-9.]+)\.dcm$/.exec(path);
   if (!parts) return true;
   const site = await findSiteById(database, parts[1]!);
   if (!site) return false;
   const instance = await findInstance(database, siteContextFor(site, { kind: 'operator' }), parts[2]!);
-  return instance?.storagePath === relativePath;
+  return instance !== undefined && canonicalStoragePath(instance.storagePath) === path;
 }

@@ -1,28 +1,24 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Services } from '../platform/services.ts';
 import { isIndexedPath } from './listener.ts';
 import { StorageLayout } from './storage/layout.ts';
-
-/** The temporary folder of worker n, under dicom/tmp. */
-export function workerTemporaryFolder(worker: number): string {
-  return `worker-${worker}`;
-}
+import { legacyTemporaryFolders, nodeTemporaryFolders } from './storage/temporary-folders.ts';
 
 /**
- * Start-up recovery of every temporary folder under dicom/tmp: the single-process one and every
- * worker's, including those of workers a previous run had and this one does not. Only for a
- * moment when no listener of this data directory runs (the supervisor, before its workers
- * start); each worker then recovers only its own folder whenever it (re)starts.
+ * Start-up recovery of every temporary folder of this node: every worker's, including those of
+ * workers a previous run had and this one does not, and those of versions before nodes under this
+ * node's data directory. Never another node's folder: its transfers may be in flight. Only for a
+ * moment when no listener of this node runs (before its workers start); each worker then recovers
+ * only its own folder whenever it (re)starts.
  */
-export async function recoverEveryTemporaryFolder(services: Services): Promise<number> {
-  const tmp = join(services.config.dataDir, 'dicom', 'tmp');
-  const workerFolders = (await readdir(tmp, { withFileTypes: true }).catch(() => []))
-    .filter((entry) => entry.isDirectory() && /^worker-\d+$/.test(entry.name))
-    .map((entry) => entry.name);
+export async function recoverNodeTemporaryFolders(services: Services, nodeId: string): Promise<number> {
+  const storage = services.config.dicomStorageDir;
+  const legacy = await legacyTemporaryFolders(services.config.dataDir);
+  const layouts = [
+    ...(await nodeTemporaryFolders(storage, nodeId)).map((folder) => new StorageLayout(storage, folder)),
+    ...legacy.folders.map((folder) => new StorageLayout(legacy.root, folder)),
+  ];
   let removed = 0;
-  for (const folder of [undefined, ...workerFolders]) {
-    const layout = new StorageLayout(services.config.dataDir, folder);
+  for (const layout of layouts) {
     try {
       removed += await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
     } finally {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
+import { recoverNodeTemporaryFolders } from '../dicom/transfer-recovery.ts';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import type { Services } from '../platform/services.ts';
@@ -9,6 +10,7 @@ import { migrate } from '../storage/migrations.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../storage/planner-statistics.ts';
 import { startDataAccessRetention, type DataAccessRetention } from './data-access-retention.ts';
 import { ensureInitialAdmin } from './first-run.ts';
+import { identifyNode } from './node-identity.ts';
 import { openDatabase, type OpenedDatabase } from './open-database.ts';
 import { acquireServiceLock } from './service-lock.ts';
 import { surfaceCatalogue, type RunningListener, type SurfaceCatalogue } from './surfaces.ts';
@@ -46,16 +48,41 @@ export async function prepareNode(database: Database, config: GatewayConfig, log
 }
 
 /**
+ * The node's id (CG_NODE_ID or the one kept in the data directory), logged at every start; the
+ * data directory must be locked first, since the kept id lives there.
+ */
+export function withNodeIdentity(config: GatewayConfig, logger: Logger, lock: { release(): void }): GatewayConfig {
+  let identity;
+  try {
+    identity = identifyNode(config);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  logger.info({ node: identity.id, source: identity.source, dicomStorage: config.dicomStorageDir }, `node ${identity.id} (${identity.source === 'CG_NODE_ID' ? 'CG_NODE_ID' : `kept in ${identity.file}`}); DICOM storage in ${config.dicomStorageDir}`);
+  return { ...config, nodeId: identity.id };
+}
+
+/** Start-up recovery of this node's DICOM temporary files, before any listener of the node stores. */
+export async function recoverTemporaryFiles(services: Services): Promise<void> {
+  if (services.config.ports.dicom === undefined) return;
+  const removed = await recoverNodeTemporaryFolders(services, services.config.nodeId!);
+  if (removed > 0) services.logger.warn({ surface: 'dicom', removed }, 'removed unfinished transfers left by a previous run');
+}
+
+/**
  * The composition root: storage first, then every enabled surface; stop() runs the same list
  * backwards (stop accepting, finish in-flight work, close the pool, stop the embedded database).
  */
 export async function startGateway(
-  config: GatewayConfig,
+  configured: GatewayConfig,
   logger: Logger,
   catalogue: SurfaceCatalogue = surfaceCatalogue,
   role: GatewayRole = { kind: 'single' },
 ): Promise<RunningGateway> {
-  const lock = role.kind === 'single' ? acquireServiceLock(config.dataDir) : undefined;
+  const lock = role.kind === 'single' ? acquireServiceLock(configured.dataDir) : undefined;
+  // A worker is told its node's id by its supervisor (CG_NODE_ID in its environment).
+  const config = role.kind === 'single' ? withNodeIdentity(configured, logger, lock!) : configured;
   let opened: OpenedDatabase | undefined;
   let statistics: PlannerStatistics | undefined;
   let retention: DataAccessRetention | undefined;
@@ -71,7 +98,10 @@ export async function startGateway(
   };
   try {
     opened = await openDatabase(config, logger, role.kind === 'worker' ? { maxConnections: role.maxConnections, searchConnections: role.searchConnections } : {});
-    if (role.kind === 'single') statistics = await prepareNode(opened.database, config, logger, opened.kind);
+    if (role.kind === 'single') {
+      statistics = await prepareNode(opened.database, config, logger, opened.kind);
+      await recoverTemporaryFiles({ database: opened.database, config, logger });
+    }
     // In every process that serves: its purges are idempotent, and stopping it writes the data
     // access records this process still has queued.
     retention = startDataAccessRetention(opened.database, logger.child({ component: 'data-access-log' }));

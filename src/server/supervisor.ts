@@ -1,9 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
-import { recoverEveryTemporaryFolder } from '../dicom/transfer-recovery.ts';
 import type { PlannerStatistics } from '../storage/planner-statistics.ts';
-import { prepareNode, type ListeningSurface } from './gateway.ts';
+import { prepareNode, recoverTemporaryFiles, withNodeIdentity, type ListeningSurface } from './gateway.ts';
 import { openDatabase, type OpenedDatabase } from './open-database.ts';
 import { acquireServiceLock } from './service-lock.ts';
 
@@ -58,8 +57,9 @@ const longestRestartPauseMs = 30_000;
  * DICOM temporary folder before any worker starts, and planner statistics. A worker that dies is
  * logged and replaced under the same worker number; the others keep serving meanwhile.
  */
-export async function startSupervisor(config: GatewayConfig, logger: Logger): Promise<RunningSupervisor> {
-  const lock = acquireServiceLock(config.dataDir);
+export async function startSupervisor(configured: GatewayConfig, logger: Logger): Promise<RunningSupervisor> {
+  const lock = acquireServiceLock(configured.dataDir);
+  const config = withNodeIdentity(configured, logger, lock);
   let opened: OpenedDatabase | undefined;
   let statistics: PlannerStatistics | undefined;
   const workers = new Map<number, Worker>();
@@ -80,11 +80,8 @@ export async function startSupervisor(config: GatewayConfig, logger: Logger): Pr
   try {
     opened = await openDatabase(config, logger, { maxConnections: supervisorConnections });
     statistics = await prepareNode(opened.database, config, logger, opened.kind);
-    if (config.ports.dicom !== undefined) {
-      const removed = await recoverEveryTemporaryFolder({ database: opened.database, config, logger });
-      if (removed > 0) logger.warn({ surface: 'dicom', removed }, 'removed unfinished transfers left by a previous run');
-    }
-    const env = { CG_DATABASE_URL: opened.connectionString };
+    await recoverTemporaryFiles({ database: opened.database, config, logger });
+    const env = { CG_DATABASE_URL: opened.connectionString, CG_NODE_ID: config.nodeId! };
 
     const fork = (number: number): Promise<ListeningSurface[]> => {
       const worker = cluster.fork({ ...env, CG_WORKER_NUMBER: String(number) });

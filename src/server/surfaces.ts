@@ -2,13 +2,11 @@ import { adminSurface } from '../admin/surface.ts';
 import type { GatewayConfig } from '../config/env.ts';
 import { connectivitySurface } from '../connectivity/surface.ts';
 import { startDicomListener } from '../dicom/listener.ts';
-import { workerTemporaryFolder } from '../dicom/transfer-recovery.ts';
 import { fhirSurface } from '../fhir/surface.ts';
 import { startMllpListener } from '../hl7v2/surface.ts';
 import { mppsSurface } from '../mpps/surface.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
-import { workerNumber } from '../platform/worker.ts';
 import { hl7Surface } from './hl7-origin.ts';
 
 export interface RunningListener {
@@ -40,11 +38,7 @@ export const surfaceCatalogue: SurfaceCatalogue = {
   ],
   tcp: [
     { surface: { name: 'mllp', start: (services, address) => startMllpListener(services, address) }, port: 'mllp' },
-    { surface: { name: 'dicom', start: (services, address) => startDicomListener(services, { ...address, closeGraceMs, ...dicomTemporaryFolder() }) }, port: 'dicom' },
+    { surface: { name: 'dicom', start: (services, address) => startDicomListener(services, { ...address, closeGraceMs }) }, port: 'dicom' },
   ],
 };
 
-function dicomTemporaryFolder(): { temporaryFolder?: string } {
-  const worker = workerNumber();
-  return worker === undefined ? {} : { temporaryFolder: workerTemporaryFolder(worker) };
-}

@@ -8,7 +8,8 @@ import { dirname, join } from 'node:path';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { startDicomListener } from '../../src/dicom/listener.ts';
+import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
+import { processTemporaryFolder, startDicomListener } from '../../src/dicom/listener.ts';
 import { Database } from '../../src/storage/database.ts';
 import { createTestSite } from '../support/sites.ts';
 import { datasetOf, exists, dicomFixture, listFiles, transferFiles, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
@@ -27,7 +28,7 @@ before(async () => {
 });
 after(() => harness.stop());
 
-const tmpDir = () => join(harness.dataDir, 'dicom', 'tmp');
+const tmpDir = () => processTemporaryFolder(harness.services.config);
 
 async function rowsOf(siteId: string): Promise<number> {
   const { rows } = await harness.db.database.query('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1', [siteId]);
@@ -202,6 +203,7 @@ test('the database failing during indexing gives 0xA700 (retry later), and leave
 
 test('on start-up, transfers left in the temporary folder by a previous run are removed', async () => {
   const stray = join(tmpDir(), 'left-over.part');
+  await mkdir(tmpDir(), { recursive: true });
   await writeFile(stray, 'half a transfer');
   await harness.restart();
   assert.equal(await exists(stray), false);
@@ -218,7 +220,7 @@ test('a file left at an instance\'s final name with no index row is replaced whe
   peer.destroy();
   const { rows } = await harness.db.database.query<{ storage_path: string }>('SELECT storage_path FROM imaging_instance WHERE site_id = $1', [scratch.siteId]);
   // What a failed store of this instance could leave in the other site: a file nothing indexes.
-  const leftover = join(harness.dataDir, rows[0]!.storage_path.replace(scratch.siteId, site.siteId));
+  const leftover = resolveStoredInstance(harness.services.config.dicomStorageDir, rows[0]!.storage_path.replace(scratch.siteId, site.siteId));
   await mkdir(dirname(leftover), { recursive: true });
   await writeFile(leftover, 'not this instance');
   const second = await associate(harness.listener.port, site.aeTitle, [ctContext]);
@@ -248,7 +250,7 @@ test('a deadlock while indexing is retried, and the retried transaction links th
     peer.destroy();
     const { rows } = await harness.db.database.query<{ storage_path: string }>('SELECT storage_path FROM imaging_instance WHERE site_id = $1', [site.siteId]);
     assert.equal((await harness.db.database.query('SELECT last_value::int AS n FROM deadlock_once')).rows[0].n, 2, 'one deadlock, one retry');
-    assert.deepEqual(datasetOf(await readFile(join(harness.dataDir, rows[0]!.storage_path))), ctDataset, 'the indexed file is in place');
+    assert.deepEqual(datasetOf(await readFile(resolveStoredInstance(harness.services.config.dicomStorageDir, rows[0]!.storage_path))), ctDataset, 'the indexed file is in place');
   } finally {
     await harness.db.database.query('DROP TRIGGER deadlock_once ON imaging_study; DROP FUNCTION deadlock_once(); DROP SEQUENCE deadlock_once');
   }
@@ -264,7 +266,7 @@ test('a full disk gives 0xA700 (retry later) and leaves no partial file', async 
     t.skip('cannot mount a small tmpfs here (needs root)');
     return;
   }
-  const listener = await startDicomListener({ ...harness.services, config: { ...harness.services.config, dataDir: mountPoint } }, { host: '127.0.0.1', port: 0 });
+  const listener = await startDicomListener({ ...harness.services, config: { ...harness.services.config, dataDir: mountPoint, dicomStorageDir: join(mountPoint, 'dicom') } }, { host: '127.0.0.1', port: 0 });
   try {
     const site = await createTestSite(harness.db.database);
     const peer = await associate(listener.port, site.aeTitle, [ctContext]);
@@ -350,7 +352,7 @@ test('a COMMIT applied but unanswered (connection lost) keeps the linked file: t
       [site.siteId, ctInstance],
     );
     assert.equal(rows.length, 1, 'the commit was applied');
-    const stored = join(harness.dataDir, rows[0]!.storage_path);
+    const stored = resolveStoredInstance(harness.services.config.dicomStorageDir, rows[0]!.storage_path);
     assert.equal(await exists(stored), true, 'the file the index points at is still there');
     // The modality retries as told: the instance is found stored, with the same bytes.
     assert.equal(await store(peer, cStoreRequest(2, ctClass, ctInstance), ctDataset), 0x0000);

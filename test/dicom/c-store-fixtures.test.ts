@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestSite } from '../support/sites.ts';
+import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
 import { startRecordingProxy, type RecordingProxy } from './support/recording-proxy.ts';
 import { datasetOf, dcmtk, dumpElements, dicomFixture, fixturesDir, listFiles, transferFiles, metaTransferSyntax, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 
@@ -83,7 +84,7 @@ for (const name of fixtures) {
       [site.siteId],
     );
     assert.equal(rows.length, 1);
-    assert.equal(join(harness.dataDir, rows[0].storage_path), stored[0]);
+    assert.equal(resolveStoredInstance(harness.services.config.dicomStorageDir, rows[0].storage_path), stored[0]);
     assert.equal(Number(rows[0].size_bytes), kept.length);
     assert.equal(rows[0].sha256, createHash('sha256').update(sent).digest('hex'));
     assert.equal(rows[0].transfer_syntax_uid, syntax);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Patient } from '@medplum/fhirtypes';
 import pino from 'pino';
+import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
 import { startDicomListener } from '../../src/dicom/listener.ts';
 import { headerTags } from '../../src/dicom/dataset/header-fields.ts';
 import { resourceStore } from '../../src/domain/records/resource-store.ts';
@@ -88,7 +89,7 @@ async function storedDataset(site: SiteContext, sopInstanceUid: string): Promise
     site.siteId,
     sopInstanceUid,
   ]);
-  return rows[0] ? datasetOf(await readFile(join(harness.dataDir, rows[0].storage_path))) : undefined;
+  return rows[0] ? datasetOf(await readFile(resolveStoredInstance(harness.services.config.dicomStorageDir, rows[0].storage_path))) : undefined;
 }
 
 async function patientOf(site: SiteContext, id: string | null): Promise<Patient | undefined> {

@@ -4,7 +4,7 @@ import { link } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
-import { startDicomListener } from '../../src/dicom/listener.ts';
+import { processTemporaryFolder, startDicomListener } from '../../src/dicom/listener.ts';
 import { StorageLayout } from '../../src/dicom/storage/layout.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { fixturePath } from '../support/fixtures.ts';
@@ -24,7 +24,7 @@ after(() => db.drop());
 test('start-up removes a linked file whose index commit never happened, and keeps an indexed one', async () => {
   const site = await createTestSite(db.database);
   const services = testServices(db.database);
-  const layout = new StorageLayout(services.config.dataDir);
+  const layout = new StorageLayout(services.config.dicomStorageDir, processTemporaryFolder(services.config));
   await layout.prepare(async () => true);
   const orphan = await placedTransfer(layout, site.siteId, { study: '1.2.3', series: '1.2.3.4', instance: '1.2.3.4.5' });
   const kept = await placedTransfer(layout, site.siteId, { study: '1.2.3', series: '1.2.3.4', instance: '1.2.3.4.6' });
@@ -40,7 +40,7 @@ test('start-up removes a linked file whose index commit never happened, and keep
 test('the listener runs that recovery against the index at start: unindexed files go, indexed ones stay', async () => {
   const site = await createTestSite(db.database);
   const services = testServices(db.database);
-  const layout = new StorageLayout(services.config.dataDir);
+  const layout = new StorageLayout(services.config.dicomStorageDir, processTemporaryFolder(services.config));
   const first = await startDicomListener(services, { host: '127.0.0.1', port: 0 });
   try {
     await promisify(execFile)('storescu', ['-aec', site.aeTitle, '127.0.0.1', String(first.port), fixturePath('dicom/MR_small_implicit.dcm')], { env: { ...process.env, TCP_NODELAY: '1' }, timeout: 60_000 });

@@ -18,7 +18,7 @@ after(() => rm(dataDir, { recursive: true, force: true }));
 const leftovers = (layout: StorageLayout) => readdirSync(layout.tmpDir).filter((name) => name.endsWith('.moving') || name.endsWith('.part'));
 
 test('a transfer linked into place keeps its temporary name until its commit: recovery removes the final name unless it is indexed', async () => {
-  const layout = new StorageLayout(dataDir);
+  const layout = new StorageLayout(dataDir, join(dataDir, 'tmp', 'test-node', 'worker-1'));
   await layout.prepare(async () => true);
   const siteId = randomUUID();
   const orphan = await placedTransfer(layout, siteId, { study: '1.2.3', series: '1.2.3.4', instance: '1.2.3.4.5' });
@@ -28,7 +28,7 @@ test('a transfer linked into place keeps its temporary name until its commit: re
   assert.equal(leftovers(layout).length, 3);
   // A crash here: no temporary name was released; only the second instance's commit happened.
   const indexed = new Set([kept.path]);
-  const restarted = new StorageLayout(dataDir);
+  const restarted = new StorageLayout(dataDir, join(dataDir, 'tmp', 'test-node', 'worker-1'));
   assert.equal(await restarted.prepare(async (path) => indexed.has(path)), 2, 'the unindexed instance and the half-written transfer');
   assert.equal(existsSync(layout.absolute(orphan.path)), false, 'the unindexed file is removed');
   assert.equal(existsSync(layout.absolute(kept.path)), true, 'the indexed file stays');
@@ -36,7 +36,7 @@ test('a transfer linked into place keeps its temporary name until its commit: re
 });
 
 test('recovery leaves a linked transfer for the next start when the index cannot answer', async () => {
-  const layout = new StorageLayout(dataDir);
+  const layout = new StorageLayout(dataDir, join(dataDir, 'tmp', 'test-node', 'worker-1'));
   await layout.prepare(async () => true);
   const transfer = await placedTransfer(layout, randomUUID(), { study: '1.2.4', series: '1.2.4.1', instance: '1.2.4.1.1' });
   await layout.prepare(async () => {
@@ -49,7 +49,7 @@ test('recovery leaves a linked transfer for the next start when the index cannot
 });
 
 test('a link never replaces a file; taking back removes only the transfer\'s own final name', async () => {
-  const layout = new StorageLayout(dataDir);
+  const layout = new StorageLayout(dataDir, join(dataDir, 'tmp', 'test-node', 'worker-1'));
   await layout.prepare(async () => true);
   const siteId = randomUUID();
   const first = await placedTransfer(layout, siteId, { study: '1.2.6', series: '1.2.6.1', instance: '1.2.6.1.1' });
@@ -65,7 +65,7 @@ test('a link never replaces a file; taking back removes only the transfer\'s own
 });
 
 test('a marker named after its target, as earlier versions wrote them, is still honoured', async () => {
-  const layout = new StorageLayout(dataDir);
+  const layout = new StorageLayout(dataDir, join(dataDir, 'tmp', 'test-node', 'worker-1'));
   await layout.prepare(async () => true);
   const siteId = randomUUID();
   const orphan = layout.instancePath(siteId, '1.2.8', '1.2.8.1', '1.2.8.1.1');
@@ -78,7 +78,7 @@ test('a marker named after its target, as earlier versions wrote them, is still 
 });
 
 test('a marker holding its target as content, as earlier versions wrote them, is still honoured', async () => {
-  const layout = new StorageLayout(dataDir);
+  const layout = new StorageLayout(dataDir, join(dataDir, 'tmp', 'test-node', 'worker-1'));
   await layout.prepare(async () => true);
   const orphan = layout.instancePath(randomUUID(), '1.2.5', '1.2.5.1', '1.2.5.1.1');
   await layout.prepareFolder(orphan);
@@ -90,7 +90,7 @@ test('a marker holding its target as content, as earlier versions wrote them, is
 });
 
 test('a link into a folder removed behind the listener recreates the folder', async () => {
-  const layout = new StorageLayout(dataDir);
+  const layout = new StorageLayout(dataDir, join(dataDir, 'tmp', 'test-node', 'worker-1'));
   await layout.prepare(async () => true);
   const siteId = randomUUID();
   const first = await placedTransfer(layout, siteId, { study: '1.2.7', series: '1.2.7.1', instance: '1.2.7.1.1' });

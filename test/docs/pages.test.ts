@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { globSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { globSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -269,6 +269,20 @@ test('docs/admin-app.md: the initial password and the JSON API with curl', async
         assert.match(created.key, /^cg_[0-9a-f]{12}_/);
         assert.equal(created.api_key.label, 'EHR');
         assert.deepEqual(worklist, { studies: [], total: 0 });
+      },
+    },
+  ]);
+});
+
+test('docs/scale-out.md: /readyz names the node that answered', async () => {
+  const nodeId = readFileSync(join(documented.dataDir, 'node-id'), 'utf8').trim();
+  await runDocumentedSteps(readDocument('docs/scale-out.md'), documented, [
+    {
+      name: 'the node id on /readyz',
+      command: /\/readyz/,
+      check({ stdout }) {
+        const { status, node } = JSON.parse(stdout) as { status: string; node: string };
+        assert.deepEqual({ status, node }, { status: 'ready', node: nodeId });
       },
     },
   ]);

@@ -12,6 +12,7 @@ import { runCliJson } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { everySurfaceOnAFreePort, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { writeSyntheticInstance } from '../dicom/support/synthetic-instance.ts';
+import { workerTemporaryFolder } from '../../src/dicom/storage/temporary-folders.ts';
 
 // CG_WORKERS=2: a supervisor and two worker processes serve every surface on the same ports.
 const exec = promisify(execFile);
@@ -169,7 +170,8 @@ test('two workers serve every surface on the same ports, and both take connectio
 
 /** An empty temporary transfer file in a worker's own folder, named as the DICOM listener names them. */
 function temporaryTransfer(worker: number): string {
-  const folder = join(env.CG_DATA_DIR!, 'dicom', 'tmp', `worker-${worker}`);
+  const nodeId = readFileSync(join(env.CG_DATA_DIR!, 'node-id'), 'utf8').trim();
+  const folder = workerTemporaryFolder(join(env.CG_DATA_DIR!, 'dicom'), nodeId, worker);
   mkdirSync(folder, { recursive: true });
   const path = join(folder, `${randomUUID()}~${siteId}.part`);
   writeFileSync(path, '');

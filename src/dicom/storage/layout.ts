@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { link, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join } from 'node:path';
+import { resolveStoredInstance, storedInstancePath } from '../../domain/imaging/stored-instance-file.ts';
 import { DirectorySync } from './directory-sync.ts';
 import { OpenDirectories } from './open-directories.ts';
 import { readStoredIdentity } from './stored-identity.ts';
@@ -10,11 +11,11 @@ import { SpareFiles, type SpareFile } from './spare-files.ts';
 const maxDurableFolders = 10_000;
 
 /**
- * Where instances live under the data directory:
- *   dicom/tmp/<random>~<siteId>.part                      transfers, named durably as they begin
- *   dicom/tmp/worker-<n>/<random>~<siteId>.part           the same, of worker n when `serve` runs several
- *   dicom/<siteId>/<studyUid>/<seriesUid>/<sopUid>.dcm    stored instances
- * The UIDs are checked to be digits and dots first, so no path can leave its folder.
+ * Where instances live in the DICOM storage folder (CG_DICOM_STORAGE_DIR, shared by the nodes):
+ *   tmp/<node id>/worker-<n>/<random>~<siteId>.part        transfers, named durably as they begin
+ *   <siteId>/<studyUid>/<seriesUid>/<sopUid>.dcm            stored instances
+ * (temporary-folders.ts, stored-instance-file.ts). The UIDs are checked to be digits and dots
+ * first, so no path can leave its folder.
  *
  * A finished transfer is linked to its final name (a second name of the same file, never
  * replacing one) before its index commits, and its temporary name is removed after. A crash in
@@ -26,7 +27,6 @@ const maxDurableFolders = 10_000;
 export class StorageLayout {
   readonly root: string;
   readonly tmpDir: string;
-  readonly #dataDir: string;
   readonly #directories = new OpenDirectories();
   readonly #sync = new DirectorySync((folder) => this.#directories.fsync(folder));
   /** Folders whose own entry, and every ancestor's, is known to be durable. */
@@ -44,13 +44,12 @@ export class StorageLayout {
   });
 
   /**
-   * `temporaryFolder` (under dicom/tmp) is a worker's own: start-up recovery removes what it finds
-   * in the temporary folder, so each worker of a node recovers only its own transfers.
+   * `temporaryFolder` is this process's own (temporary-folders.ts): start-up recovery removes what
+   * it finds there, so each process recovers only its own transfers, never another node's.
    */
-  constructor(dataDir: string, temporaryFolder?: string) {
-    this.#dataDir = dataDir;
-    this.root = join(dataDir, 'dicom');
-    this.tmpDir = temporaryFolder ? join(this.root, 'tmp', temporaryFolder) : join(this.root, 'tmp');
+  constructor(storageDir: string, temporaryFolder: string) {
+    this.root = storageDir;
+    this.tmpDir = temporaryFolder;
   }
 
   /**
@@ -233,17 +232,13 @@ export class StorageLayout {
     }
   }
 
-  /** Path relative to the data directory, as the index records it. */
+  /** Path relative to the storage folder, as the index records it. */
   instancePath(siteId: string, studyUid: string, seriesUid: string, sopUid: string): string {
-    for (const uid of [studyUid, seriesUid, sopUid]) {
-      if (!/^[0-9]+(\.[0-9]+)*$/.test(uid) || uid.length > 64) throw new Error(`not a UID usable as a file name: ${uid}`);
-    }
-    if (!/^[0-9a-f-]{36}$/.test(siteId)) throw new Error('not a site id');
-    return relative(this.#dataDir, join(this.root, siteId, studyUid, seriesUid, `${sopUid}.dcm`)).split(sep).join('/');
+    return storedInstancePath(siteId, studyUid, seriesUid, sopUid);
   }
 
   absolute(relativePath: string): string {
-    return join(this.#dataDir, relativePath);
+    return resolveStoredInstance(this.root, relativePath);
   }
 
   /**
@@ -264,7 +259,8 @@ export class StorageLayout {
     if (this.#durableFolders.has(folder)) return;
     await mkdir(folder, { recursive: true });
     const parents: string[] = [];
-    for (let current = folder; !this.#durableFolders.has(current) && current !== this.#dataDir && dirname(current) !== current; ) {
+    const top = dirname(this.root);
+    for (let current = folder; !this.#durableFolders.has(current) && current !== top && dirname(current) !== current; ) {
       current = dirname(current);
       parents.push(current);
     }

@@ -2,7 +2,7 @@ import { statfs } from 'node:fs/promises';
 
 /**
  * What bounds a C-STORE's use of the disk (issue 26 point 13): the data set bytes of one instance,
- * and the free space under the data directory below which stores are refused as out of resources
+ * and the free space in the DICOM storage folder below which stores are refused as out of resources
  * (PS3.4 B.2.3, 0xA7xx) so that the database and the other sites' instances keep room.
  */
 export interface StoreLimits {
@@ -14,7 +14,7 @@ export interface StoreLimits {
 /** A statfs result is reused this long: a burst of stores costs one system call, not one each. */
 const freeSpaceCacheMs = 1_000;
 
-export function storeLimits(dataDir: string, maxInstanceBytes: number, minFreeBytes: number): StoreLimits {
+export function storeLimits(storageDir: string, maxInstanceBytes: number, minFreeBytes: number): StoreLimits {
   let checked: { at: number; below: Promise<boolean> } | undefined;
   return {
     maxInstanceBytes,
@@ -23,7 +23,7 @@ export function storeLimits(dataDir: string, maxInstanceBytes: number, minFreeBy
       const now = Date.now();
       if (!checked || now - checked.at > freeSpaceCacheMs) {
         // bavail: blocks an unprivileged writer may use, which is what the service is.
-        const below = statfs(dataDir, { bigint: true }).then((stats) => stats.bavail * stats.bsize < BigInt(minFreeBytes));
+        const below = statfs(storageDir, { bigint: true }).then((stats) => stats.bavail * stats.bsize < BigInt(minFreeBytes));
         checked = { at: now, below };
         // A failed statfs is not remembered: the next store asks again.
         below.catch(() => {

@@ -35,7 +35,7 @@ export interface IndexResult {
   outcome: IndexOutcome;
   /** The indexed instance's id: the new one when stored, the first one for a duplicate. */
   instanceId: string;
-  /** Where the kept instance's file is (relative to the data directory). */
+  /** Where the kept instance's file is (relative to the DICOM storage folder: resolveStoredInstance). */
   storagePath: string;
   studyInstanceUid: string;
   /** The study's patient in this site, when there is one. */

@@ -90,7 +90,7 @@ export function normalizeReceivedInstance(instance: ReceivedInstance): Normalize
   }
   const storagePath = instance.storagePath;
   if (typeof storagePath !== 'string' || storagePath.length === 0 || storagePath.length > 1024 || storagePath.startsWith('/') || storagePath.split(/[\\/]/).includes('..') || storagePath.includes('\u0000')) {
-    issues.push({ message: 'storagePath must be a relative path inside the data directory', location: 'storagePath' });
+    issues.push({ message: 'storagePath must be a relative path inside the DICOM storage folder', location: 'storagePath' });
   }
   if (!Number.isSafeInteger(instance.sizeBytes) || instance.sizeBytes < 0) {
     issues.push({ message: 'sizeBytes must be a non-negative integer', location: 'sizeBytes' });

@@ -4,13 +4,17 @@ import { workerNumber } from '../worker.ts';
 
 const statusSchema = {
   type: 'object',
-  properties: { status: { type: 'string' }, worker: { type: 'integer', description: 'the worker process that answered, when the service runs several' } },
+  properties: {
+    status: { type: 'string' },
+    node: { type: 'string', description: 'the node that answered (CG_NODE_ID or its generated id)' },
+    worker: { type: 'integer', description: 'the worker process that answered, when the service runs several' },
+  },
   required: ['status'],
 } as const;
 
 /** Liveness and readiness, without credentials, on every origin (load balancers probe them). */
-export function registerHealthRoutes(app: FastifyInstance, database: Database): void {
-  // A load balancer's probes land on any worker; the body says which (operators, tests).
+export function registerHealthRoutes(app: FastifyInstance, database: Database, nodeId: string | undefined): void {
+  // A load balancer's probes land on any node and worker; the body says which (operators, tests).
   const worker = workerNumber();
   app.get(
     '/healthz',
@@ -25,7 +29,7 @@ export function registerHealthRoutes(app: FastifyInstance, database: Database): 
     },
     async (_request, reply) => {
       const ready = await database.isReachable();
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not-ready', ...(worker !== undefined ? { worker } : {}) });
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not-ready', ...(nodeId !== undefined ? { node: nodeId } : {}), ...(worker !== undefined ? { worker } : {}) });
     },
   );
 }
