@@ -5,6 +5,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { findInstance } from '../domain/imaging/index-instance.ts';
 import { canonicalStoragePath } from '../domain/imaging/stored-instance-file.ts';
+import { whileStoredPathLocked } from '../domain/imaging/stored-path-lock.ts';
 import { findSiteById, siteContextFor } from '../domain/sites/sites.ts';
 import type { Services } from '../platform/services.ts';
 import { unmapIpv4 } from '../domain/clients/ip-allow-list.ts';
@@ -59,7 +60,7 @@ export async function startDicomListener(services: Services, options: DicomListe
   };
   const logger = services.logger.child({ surface: 'dicom' });
   const layout = new StorageLayout(services.config.dicomStorageDir, options.temporaryFolder ?? processTemporaryFolder(services.config));
-  const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
+  const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath), (relativePath, work) => whileStoredPathLocked(services.database, relativePath, work));
   if (removed > 0) logger.warn({ removed }, 'removed unfinished transfers left by a previous run');
   const limits = new AssociationLimits(
     options.maxAssociations ?? dicomListenerDefaults.maxAssociations,

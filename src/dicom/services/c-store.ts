@@ -8,6 +8,7 @@
 import { claimInstance } from '../../domain/imaging/index-instance.ts';
 import type { ReceivedInstance } from '../../domain/imaging/received-instance.ts';
 import { isLenientDicomUid } from '../../domain/imaging/dicom-values.ts';
+import { lockStoredPath } from '../../domain/imaging/stored-path-lock.ts';
 import type { AssociationContext } from '../association/association-context.ts';
 import type { AcceptedContext } from '../association/negotiate.ts';
 import { tag, type CommandSet } from '../dimse/command-set.ts';
@@ -169,7 +170,12 @@ async function finishStore(
       if (claim.outcome !== 'claimed') return claim;
       // A file already at the final name while this transaction holds the UID is not indexed:
       // a commit that never happened, or a store of the same UID that failed.
-      const link = (await placed) ?? (await layout.replaceUnindexed(file.tempPath, target));
+      // Taken: replaced under the path's lock, which a node's start-up recovery of that name takes too.
+      let link = await placed;
+      if (!link) {
+        await lockStoredPath(tx, target);
+        link = await layout.replaceUnindexed(file.tempPath, target);
+      }
       try {
         // The study and series rows are written while the fsyncs run: they are locked only when
         // this instance changes them, which few instances of a study do.
