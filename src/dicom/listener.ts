@@ -4,6 +4,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { isIndexedPath } from '../domain/imaging/indexed-path.ts';
+import { whileStoredPathLocked } from '../domain/imaging/stored-path-lock.ts';
 import type { Services } from '../platform/services.ts';
 import { unmapIpv4 } from '../domain/clients/ip-allow-list.ts';
 import { FairConnectionSlots } from '../platform/fair-connection-slots.ts';
@@ -57,7 +58,7 @@ export async function startDicomListener(services: Services, options: DicomListe
   };
   const logger = services.logger.child({ surface: 'dicom' });
   const layout = new StorageLayout(services.config.dicomStorageDir, options.temporaryFolder ?? processTemporaryFolder(services.config));
-  const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
+  const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath), (relativePath, work) => whileStoredPathLocked(services.database, relativePath, work));
   if (removed > 0) logger.warn({ removed }, 'removed unfinished transfers left by a previous run');
   const limits = new AssociationLimits(
     options.maxAssociations ?? dicomListenerDefaults.maxAssociations,

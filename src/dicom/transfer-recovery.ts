@@ -1,3 +1,4 @@
+import { whileStoredPathLocked } from '../domain/imaging/stored-path-lock.ts';
 import type { Services } from '../platform/services.ts';
 import { isIndexedPath } from '../domain/imaging/indexed-path.ts';
 import { StorageLayout } from '../storage/dicom/layout.ts';
@@ -20,7 +21,7 @@ export async function recoverNodeTemporaryFolders(services: Services, nodeId: st
   let removed = 0;
   for (const layout of layouts) {
     try {
-      removed += await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
+      removed += await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath), (relativePath, work) => whileStoredPathLocked(services.database, relativePath, work));
     } finally {
       await layout.close();
     }

@@ -1,12 +1,14 @@
 /**
  * Keeps the data access log within each site's retention (site.data_access_retention_days): a
- * purge shortly after start and then every six hours, in every process (a purge is idempotent;
- * concurrent ones delete disjoint or already deleted rows). `audit purge` runs one on demand.
+ * purge shortly after start and then every six hours, by one process of all nodes at a time (an
+ * advisory lock: a process finding another purging skips its turn; a purge is idempotent, so an
+ * `audit purge` run on demand alongside is harmless too).
  */
 import type { Logger } from 'pino';
 import { dataAccessRecorder } from '../domain/audit/data-access.ts';
 import { purgeDataAccess } from '../domain/audit/data-access-log.ts';
 import type { Database } from '../storage/database.ts';
+import { onceAcrossNodes, runIfNoOtherNodeIs } from '../storage/once-across-nodes.ts';
 
 const firstPurgeAfterMs = 60_000;
 const purgeIntervalMs = 6 * 60 * 60 * 1000;
@@ -21,9 +23,9 @@ export interface DataAccessRetention {
 export function startDataAccessRetention(database: Database, logger: Logger): DataAccessRetention {
   let running: Promise<void> | undefined;
   const purge = () => {
-    running ??= purgeDataAccess(database)
+    running ??= runIfNoOtherNodeIs(database, onceAcrossNodes.dataAccessRetention, () => purgeDataAccess(database))
       .then((purged) => {
-        if (purged.length > 0) logger.info({ purged }, 'data access records past their retention deleted');
+        if (purged && purged.length > 0) logger.info({ purged }, 'data access records past their retention deleted');
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'data access retention purge failed; it runs again later'))
       .finally(() => {

@@ -11,6 +11,7 @@ import { startPlannerStatistics, type PlannerStatistics } from '../storage/plann
 import { startDataAccessRetention, type DataAccessRetention } from './data-access-retention.ts';
 import { ensureInitialAdmin } from './first-run.ts';
 import { identifyNode } from './node-identity.ts';
+import { acquireNodeLease } from './node-lease.ts';
 import { openDatabase, type OpenedDatabase } from './open-database.ts';
 import { acquireServiceLock } from './service-lock.ts';
 import { surfaceCatalogue, type RunningListener, type SurfaceCatalogue } from './surfaces.ts';
@@ -35,16 +36,35 @@ export interface RunningGateway {
  */
 export type GatewayRole = { kind: 'single' } | { kind: 'worker'; maxConnections: number; searchConnections: number };
 
+export interface PreparedNode {
+  /** Stops the planner statistics and gives the node id's lease up. */
+  stop(): Promise<void>;
+}
+
 /**
- * What runs once per node before any surface accepts: migrations, the first-run admin, planner
- * statistics. Each is safe against another node doing the same (advisory locks, idempotent SQL).
+ * What runs once per node before any surface accepts: migrations, the node id's lease, the
+ * first-run admin, planner statistics. Each is safe against another node doing the same at the
+ * same moment (advisory locks, idempotent SQL; docs/architecture/scale-out.md).
  */
-export async function prepareNode(database: Database, config: GatewayConfig, logger: Logger, kind: OpenedDatabase['kind']): Promise<PlannerStatistics> {
+export async function prepareNode(database: Database, config: GatewayConfig, logger: Logger, kind: OpenedDatabase['kind']): Promise<PreparedNode> {
   const report = await migrate(database);
   logger.info({ applied: report.applied, database: kind }, 'database ready');
-  await ensureInitialAdmin(database, config.dataDir, logger);
+  // Before anything touches the node's files in the shared storage (recovery comes after this).
+  const lease = await acquireNodeLease(database, config.nodeId!, logger, () => process.kill(process.pid, 'SIGTERM'));
+  try {
+    await ensureInitialAdmin(database, config.dataDir, logger);
+  } catch (error) {
+    await lease.release();
+    throw error;
+  }
   const storageLogger = logger.child({ component: 'storage' });
-  return startPlannerStatistics(database, { log: (level, details, message) => storageLogger[level](details, message) });
+  const statistics: PlannerStatistics = startPlannerStatistics(database, { log: (level, details, message) => storageLogger[level](details, message) });
+  return {
+    async stop() {
+      await statistics.stop();
+      await lease.release();
+    },
+  };
 }
 
 /**
@@ -84,22 +104,22 @@ export async function startGateway(
   // A worker is told its node's id by its supervisor (CG_NODE_ID in its environment).
   const config = role.kind === 'single' ? withNodeIdentity(configured, logger, lock!) : configured;
   let opened: OpenedDatabase | undefined;
-  let statistics: PlannerStatistics | undefined;
+  let node: PreparedNode | undefined;
   let retention: DataAccessRetention | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
     await Promise.allSettled(listeners.map(({ listener }) => listener.close()));
     await Promise.allSettled(origins.map((origin) => origin.close()));
-    await statistics?.stop();
     await retention?.stop();
+    await node?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
     lock?.release();
   };
   try {
     opened = await openDatabase(config, logger, role.kind === 'worker' ? { maxConnections: role.maxConnections, searchConnections: role.searchConnections } : {});
     if (role.kind === 'single') {
-      statistics = await prepareNode(opened.database, config, logger, opened.kind);
+      node = await prepareNode(opened.database, config, logger, opened.kind);
       await recoverTemporaryFiles({ database: opened.database, config, logger });
     }
     // In every process that serves: its purges are idempotent, and stopping it writes the data

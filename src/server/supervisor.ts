@@ -1,8 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
-import type { PlannerStatistics } from '../storage/planner-statistics.ts';
-import { prepareNode, recoverTemporaryFiles, withNodeIdentity, type ListeningSurface } from './gateway.ts';
+import { prepareNode, recoverTemporaryFiles, withNodeIdentity, type ListeningSurface, type PreparedNode } from './gateway.ts';
 import { openDatabase, type OpenedDatabase } from './open-database.ts';
 import { acquireServiceLock } from './service-lock.ts';
 
@@ -13,8 +12,8 @@ import { acquireServiceLock } from './service-lock.ts';
  */
 const nodeConnectionBudget = 20;
 const minimumWorkerConnections = 4;
-/** The supervisor's own: migrations, the first-run admin, DICOM recovery, planner statistics. */
-const supervisorConnections = 2;
+/** The supervisor's own: migrations, the node lease, the first-run admin, DICOM recovery, planner statistics. */
+const supervisorConnections = 3;
 
 export function workerPoolSize(workers: number): number {
   return Math.max(minimumWorkerConnections, Math.ceil(nodeConnectionBudget / workers));
@@ -61,12 +60,12 @@ export async function startSupervisor(configured: GatewayConfig, logger: Logger)
   const lock = acquireServiceLock(configured.dataDir);
   const config = withNodeIdentity(configured, logger, lock);
   let opened: OpenedDatabase | undefined;
-  let statistics: PlannerStatistics | undefined;
+  let node: PreparedNode | undefined;
   const workers = new Map<number, Worker>();
   const restarts = new Map<number, { timer?: NodeJS.Timeout; pauseMs: number }>();
   let stopping = false;
   const release = async () => {
-    await statistics?.stop();
+    await node?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
     lock.release();
   };
@@ -79,7 +78,7 @@ export async function startSupervisor(configured: GatewayConfig, logger: Logger)
   };
   try {
     opened = await openDatabase(config, logger, { maxConnections: supervisorConnections });
-    statistics = await prepareNode(opened.database, config, logger, opened.kind);
+    node = await prepareNode(opened.database, config, logger, opened.kind);
     await recoverTemporaryFiles({ database: opened.database, config, logger });
     const env = { CG_DATABASE_URL: opened.connectionString, CG_NODE_ID: config.nodeId! };
 

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Database } from './database.ts';
 import { isTransientDatabaseError } from './errors.ts';
+import { onceAcrossNodes, runIfNoOtherNodeIs } from './once-across-nodes.ts';
 
 /**
  * Keeps PostgreSQL's planner statistics up with tables that grow faster than autovacuum looks
@@ -148,8 +149,9 @@ export function startPlannerStatistics(db: Database, options: PlannerStatisticsO
     return analysed;
   };
 
+  // One node at a time: the statistics are the database's, and every node would analyse the same tables.
   const refresh = (): Promise<string[]> => {
-    running ??= analyse().finally(() => {
+    running ??= runIfNoOtherNodeIs(db, onceAcrossNodes.plannerStatistics, analyse).then((analysed) => analysed ?? []).finally(() => {
       running = undefined;
     });
     return running;

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { runCliJson } from '../support/cli.ts';
+import { send } from '../support/fresh-connection-request.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { everySurfaceOnAFreePort, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { writeSyntheticInstance } from '../dicom/support/synthetic-instance.ts';
@@ -38,20 +38,6 @@ after(async () => {
   await db?.drop();
 });
 
-/** One HTTP exchange on a connection of its own (so each may land on either worker). */
-function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
-  return new Promise((resolve, reject) => {
-    const outgoing = request(url, { method: options.method ?? 'GET', headers: options.headers, agent: false, timeout: 30_000 }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, body, headers: response.headers }));
-    });
-    outgoing.on('timeout', () => outgoing.destroy(new Error(`${url} did not answer`)));
-    outgoing.on('error', reject);
-    outgoing.end(options.body);
-  });
-}
 
 function origin(surface: string): string {
   return `http://127.0.0.1:${service.ports[surface]}`;

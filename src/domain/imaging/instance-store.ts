@@ -15,6 +15,7 @@ import type { SiteContext } from '../site-context.ts';
 import { isLenientDicomUid } from './dicom-values.ts';
 import { claimInstance } from './index-instance.ts';
 import type { ReceivedInstance } from './received-instance.ts';
+import { lockStoredPath } from './stored-path-lock.ts';
 import type { ValueFinding } from './value-findings.ts';
 
 /** What storing needs from the surface that received the instance. */
@@ -182,7 +183,12 @@ async function finishInstance(context: InstanceStoreContext, announced: Announce
       if (claim.outcome !== 'claimed') return claim;
       // A file already at the final name while this transaction holds the UID is not indexed:
       // a commit that never happened, or a store of the same UID that failed.
-      const link = (await placed) ?? (await layout.replaceUnindexed(file.tempPath, target));
+      // Taken: replaced under the path's lock, which a node's start-up recovery of that name takes too.
+      let link = await placed;
+      if (!link) {
+        await lockStoredPath(tx, target);
+        link = await layout.replaceUnindexed(file.tempPath, target);
+      }
       try {
         // The study and series rows are written while the fsyncs run: they are locked only when
         // this instance changes them, which few instances of a study do.

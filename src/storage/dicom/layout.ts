@@ -10,6 +10,9 @@ import { SpareFiles, type SpareFile } from './spare-files.ts';
 
 const maxDurableFolders = 10_000;
 
+/** Runs work on a final name while no other process may replace the file there (stored-path-lock.ts). */
+export type PathExclusion = <T>(relativePath: string, work: () => Promise<T>) => Promise<T>;
+
 /**
  * Where instances live in the DICOM storage folder (CG_DICOM_STORAGE_DIR, shared by the nodes):
  *   tmp/<node id>/worker-<n>/<random>~<siteId>.part        transfers, named durably as they begin
@@ -58,13 +61,13 @@ export class StorageLayout {
    * `isIndexed` answers whether the index points at a relative path; when it cannot answer (the
    * database is down), the temporary file stays for the next start.
    */
-  async prepare(isIndexed: (relativePath: string) => Promise<boolean>): Promise<number> {
+  async prepare(isIndexed: (relativePath: string) => Promise<boolean>, exclusively: PathExclusion = (_path, work) => work()): Promise<number> {
     await this.#ensureFolder(this.tmpDir);
     let removed = 0;
     for (const name of await readdir(this.tmpDir)) {
       const path = join(this.tmpDir, name);
       try {
-        if (name.endsWith('.part')) removed += await this.#recoverTransfer(name, path, isIndexed);
+        if (name.endsWith('.part')) removed += await this.#recoverTransfer(name, path, isIndexed, exclusively);
         else if (name.endsWith('.moving')) removed += await this.#recoverMarker(name, path, isIndexed);
       } catch {
         // Undecidable now (database down, unreadable file): left for the next start.
@@ -77,16 +80,20 @@ export class StorageLayout {
    * A transfer's temporary file: one never linked is half-written and goes; one linked into place
    * goes with its final name unless the index points there. Counts the unindexed files removed.
    */
-  async #recoverTransfer(name: string, path: string, isIndexed: (relativePath: string) => Promise<boolean>): Promise<number> {
+  async #recoverTransfer(name: string, path: string, isIndexed: (relativePath: string) => Promise<boolean>, exclusively: PathExclusion): Promise<number> {
     const siteId = /^[0-9a-f-]{36}~([0-9a-f-]{36})\.part$/.exec(name)?.[1];
     const file = await stat(path).catch(() => undefined);
     if (siteId && file && file.nlink > 1) {
       const identity = await readStoredIdentity(path);
       if (!identity) return 0; // linked, but not readable as an instance: kept for an operator
       const target = this.instancePath(siteId, identity.studyInstanceUid, identity.seriesInstanceUid, identity.sopInstanceUid);
-      const placed = await stat(this.absolute(target)).catch(() => undefined);
-      const unindexed = sameFile(placed, file) && !(await isIndexed(target));
-      if (unindexed) await unlink(this.absolute(target));
+      // Checked and removed while no store of any node replaces the file at that name.
+      const unindexed = await exclusively(target, async () => {
+        const placed = await stat(this.absolute(target)).catch(() => undefined);
+        const remove = sameFile(placed, file) && !(await isIndexed(target));
+        if (remove) await unlink(this.absolute(target));
+        return remove;
+      });
       await unlink(path).catch(() => {});
       return unindexed ? 1 : 0;
     }
