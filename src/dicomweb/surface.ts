@@ -4,6 +4,7 @@
  * (src/domain/imaging/instance-store.ts); those retrieved are the stored files, unchanged.
  */
 import type { FastifyInstance } from 'fastify';
+import { whileStoredPathLocked } from '../domain/imaging/stored-path-lock.ts';
 import { isIndexedPath } from '../domain/imaging/indexed-path.ts';
 import { renderJsonError, type HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
@@ -30,7 +31,10 @@ export const dicomwebSurface: HttpSurface = {
   renderError: renderJsonError,
   async register(app: FastifyInstance, services: Services) {
     const layout = new StorageLayout(services.config.dicomStorageDir, stowTemporaryFolder(services.config));
-    const removed = await layout.prepare((relativePath) => isIndexedPath(services.database, relativePath));
+    const removed = await layout.prepare(
+      (relativePath) => isIndexedPath(services.database, relativePath),
+      (relativePath, work) => whileStoredPathLocked(services.database, relativePath, work),
+    );
     if (removed > 0) services.logger.warn({ removed, surface: 'dicomweb' }, 'removed unfinished STOW-RS transfers left by a previous run');
     app.addHook('onClose', async () => layout.close());
     const { maxInstanceBytes, minFreeDiskBytes } = services.config.limits.dicom;
