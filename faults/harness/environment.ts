@@ -17,7 +17,8 @@ export interface Environment {
   close(): Promise<void>;
 }
 
-export async function createEnvironment(context: ScenarioContext, name: string, options: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Promise<Environment> {
+/** A new database of the scenario's own on the private PostgreSQL; returns its URL. */
+export async function createScenarioDatabase(context: ScenarioContext, name: string): Promise<string> {
   const database = `faults_${name.replace(/[^a-z0-9]/g, '_')}_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: context.postgres.url });
   await admin.connect();
@@ -26,7 +27,11 @@ export async function createEnvironment(context: ScenarioContext, name: string, 
   } finally {
     await admin.end();
   }
-  const databaseUrl = context.postgres.url.replace(/\/postgres$/, `/${database}`);
+  return context.postgres.url.replace(/\/postgres$/, `/${database}`);
+}
+
+export async function createEnvironment(context: ScenarioContext, name: string, options: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Promise<Environment> {
+  const databaseUrl = await createScenarioDatabase(context, name);
   const dataDir = options.dataDir ?? join(context.workDir, 'data');
   mkdirSync(dataDir, { recursive: true });
   const gateway = await GatewayProcess.create({ dataDir, databaseUrl, ...(options.env ? { env: options.env } : {}) });

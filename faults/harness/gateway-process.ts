@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { freeLoopbackPort } from './ports.ts';
-import { readResident } from './process-stats.ts';
+import { processGroup, readResident } from './process-stats.ts';
 import { withDeadline } from './timing.ts';
 import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 
@@ -23,15 +23,22 @@ export const repositoryRoot = resolve(import.meta.dirname, '../..');
 const cliPath = join(repositoryRoot, 'bin/clinical-gateway.js');
 const serveArgs = [...serviceNodeOptions, cliPath, 'serve'];
 
+/** The campaign's setting: a supervisor and two workers, as `serve` runs on a two-core machine. */
+export const campaignWorkers = 2;
+
 /**
  * The service as operators run it (`clinical-gateway serve`), as a child process on a data
  * directory of its own, fixed loopback ports and an external PostgreSQL, so that it can be killed
- * with SIGKILL and started again on the same state. Logs go to a file per start for diagnosis.
+ * with SIGKILL and started again on the same state. It leads a process group of its own (the
+ * supervisor and its workers), which a kill takes down whole, as a power cut of the machine
+ * would. Logs go to a file per start for diagnosis.
  */
 export class GatewayProcess {
   readonly dataDir: string;
   readonly databaseUrl: string;
   readonly ports: Record<SurfaceName, number>;
+  /** The loopback address the listeners bind (CG_BIND). */
+  readonly bind: string;
   readonly logDir: string;
   /** Surfaces the last start reported as listening. */
   listening = new Set<SurfaceName>();
@@ -45,21 +52,26 @@ export class GatewayProcess {
   unexpectedExits: string[] = [];
   #expectingExit = false;
 
-  private constructor(dataDir: string, databaseUrl: string, ports: Record<SurfaceName, number>, extraEnv: NodeJS.ProcessEnv) {
+  private constructor(dataDir: string, databaseUrl: string, ports: Record<SurfaceName, number>, extraEnv: NodeJS.ProcessEnv, bind: string, logDir: string) {
     this.dataDir = dataDir;
     this.databaseUrl = databaseUrl;
     this.ports = ports;
-    this.logDir = join(dataDir, '..', 'logs');
+    this.bind = bind;
+    this.logDir = logDir;
     this.#extraEnv = extraEnv;
     mkdirSync(this.logDir, { recursive: true });
   }
 
-  static async create(options: { dataDir: string; databaseUrl: string; env?: NodeJS.ProcessEnv }): Promise<GatewayProcess> {
-    const ports = {} as Record<SurfaceName, number>;
-    // Distinct: two surfaces given one port made the service's start fail with EADDRINUSE.
-    const taken = new Set<number>();
-    for (const name of surfaceNames) taken.add((ports[name] = await freeLoopbackPort(taken)));
-    return new GatewayProcess(options.dataDir, options.databaseUrl, ports, options.env ?? {});
+  /** `ports` and `bind` given: a node of several on the same ports, each on its own loopback address. */
+  static async create(options: { dataDir: string; databaseUrl: string; env?: NodeJS.ProcessEnv; bind?: string; ports?: Record<SurfaceName, number>; logDir?: string }): Promise<GatewayProcess> {
+    let ports = options.ports;
+    if (!ports) {
+      ports = {} as Record<SurfaceName, number>;
+      // Distinct: two surfaces given one port made the service's start fail with EADDRINUSE.
+      const taken = new Set<number>();
+      for (const name of surfaceNames) taken.add((ports[name] = await freeLoopbackPort(taken)));
+    }
+    return new GatewayProcess(options.dataDir, options.databaseUrl, ports, options.env ?? {}, options.bind ?? '127.0.0.1', options.logDir ?? join(options.dataDir, '..', 'logs'));
   }
 
   /** The environment of the operator contract (DESIGN.md section 3) for this instance. */
@@ -69,11 +81,10 @@ export class GatewayProcess {
       HOME: process.env.HOME,
       CG_DATA_DIR: this.dataDir,
       CG_DATABASE_URL: this.databaseUrl,
-      CG_BIND: '127.0.0.1',
+      CG_BIND: this.bind,
       CG_LOG_LEVEL: 'warn',
       CG_DOCS: 'on',
-      // The scenarios kill and inspect one service process; a scenario may ask for workers.
-      CG_WORKERS: '1',
+      CG_WORKERS: String(campaignWorkers),
       ...this.#extraEnv,
     };
     for (const name of surfaceNames) env[portVariables[name]] = String(this.ports[name]);
@@ -94,7 +105,7 @@ export class GatewayProcess {
     this.starts++;
     this.ready = false;
     this.#log = createWriteStream(join(this.logDir, `serve-${this.starts}.log`));
-    const child = spawn(process.execPath, serveArgs, { cwd: repositoryRoot, env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, serveArgs, { cwd: repositoryRoot, env: this.env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     this.#child = child;
     this.#expectingExit = false;
     child.stdout!.pipe(this.#log, { end: false });
@@ -142,14 +153,28 @@ export class GatewayProcess {
     }
   }
 
-  /** SIGKILL: no shutdown hook runs, as in a power cut of the process. */
+  /** SIGKILL to the whole process group: no shutdown hook runs in any process, as in a power cut. */
   async kill(): Promise<void> {
     if (!this.running) return;
     this.#expectingExit = true;
     this.ready = false;
-    this.#child!.kill('SIGKILL');
+    this.#killGroup();
     await this.#exit;
+    await this.#groupGone();
     this.#log?.end();
+  }
+
+  #killGroup(): void {
+    try {
+      process.kill(-this.#child!.pid!, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+  }
+
+  /** Workers outlive their supervisor by moments; a restart must not meet them on its ports. */
+  async #groupGone(): Promise<void> {
+    for (let i = 0; i < 100 && processGroup(this.#child!.pid!).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
   /** SIGTERM and wait for the graceful shutdown (bounded; SIGKILL after the deadline). */
@@ -160,14 +185,23 @@ export class GatewayProcess {
     try {
       await withDeadline(timeoutMs, 'graceful shutdown', this.#exit!);
     } catch {
-      this.#child!.kill('SIGKILL');
+      this.#killGroup();
       await this.#exit;
     }
+    this.#killGroup();
+    await this.#groupGone();
     this.#log?.end();
   }
 
-  /** The service's resident memory in bytes (from /proc), or undefined when not running. */
+  /** The resident memory of the supervisor and its workers together, in bytes (from /proc); undefined when not running. */
   residentBytes(): number | undefined {
-    return this.pid ? readResident(this.pid) : undefined;
+    if (!this.pid) return undefined;
+    const sizes = processGroup(this.pid).map(readResident).filter((size): size is number => size !== undefined);
+    return sizes.length ? sizes.reduce((sum, size) => sum + size, 0) : undefined;
+  }
+
+  /** Every process of the service (supervisor and workers). */
+  processes(): number[] {
+    return this.pid ? processGroup(this.pid) : [];
   }
 }

@@ -18,3 +18,20 @@ export function openDescriptors(pid: number): number | undefined {
     return undefined;
   }
 }
+
+/** The processes of a process group (a service's supervisor and its workers), from /proc. */
+export function processGroup(groupId: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Field 5 of /proc/PID/stat, after the command name in parentheses (which may hold spaces).
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === groupId && fields[0] !== 'Z') members.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return members;
+}

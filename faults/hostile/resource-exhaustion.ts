@@ -5,7 +5,7 @@ import { http } from '../clients/http.ts';
 import { associateRequest, cStoreCommand, pData, releaseRequest } from '../clients/dicom-pdu.ts';
 import { ackCode, MllpClient } from '../clients/mllp-client.ts';
 import { storescu } from '../clients/storescu.ts';
-import type { GatewayProcess } from '../harness/gateway-process.ts';
+import { campaignWorkers, type GatewayProcess } from '../harness/gateway-process.ts';
 import type { ProvisionedSite } from '../harness/provision.ts';
 import { check, type ScenarioReport } from '../harness/scenario.ts';
 import { sleep, waitUntil } from '../harness/timing.ts';
@@ -23,8 +23,13 @@ import { admitMessage } from '../samples/hl7-messages.ts';
 /** What the scenario sets, so that an oversized instance is quick to send. */
 export const resourceLimitEnv = { CG_DICOM_MAX_INSTANCE_SIZE: '4MiB' };
 const maxInstanceBytes = 4 * 1024 * 1024;
-/** The DICOM listener's slots: 16 per address (CG_DICOM_MAX_CONNECTIONS_PER_ADDRESS), 128 in all. */
-const dicomOpenBound = 128;
+/**
+ * The DICOM listener's slots: 16 per address (CG_DICOM_MAX_CONNECTIONS_PER_ADDRESS), 128 in all,
+ * in each worker process; a node of CG_WORKERS workers admits that many times as much.
+ */
+const dicomOpenBound = 128 * campaignWorkers;
+/** The MLLP frame memory (CG_MLLP_UNFINISHED_BYTES, 64 MiB per worker) holds at most 64 connections of 1 MiB per worker. */
+const mllpOpenBound = 64 * campaignWorkers;
 const attackerAddresses = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6', '127.0.0.7', '127.0.0.8', '127.0.0.9'];
 /** Addresses of their own for the dribbled association and the oversized store, whose outcome is checked. */
 const dripAddress = '127.0.0.10';
@@ -230,7 +235,7 @@ export async function exhaustResources(report: ScenarioReport, gateway: GatewayP
     const mllpConnections = Math.max(300, Math.round(1_000 * options.scale));
     const [searches, dicom, flood, oversized] = await Promise.all([
       costlySearches(gateway, attacker, Math.max(2, Math.round(10 * options.scale))),
-      dicomFlood(gateway, attacker.aeTitle, 20),
+      dicomFlood(gateway, attacker.aeTitle, 20 * campaignWorkers),
       mllpFlood(gateway, sender, mllpConnections),
       oversizedStore(gateway, attacker.aeTitle),
     ]);
@@ -242,7 +247,7 @@ export async function exhaustResources(report: ScenarioReport, gateway: GatewayP
 
     check(
       report,
-      'DICOM: idle connections beyond 16 per address and 128 in all are closed at once, and another site\'s associations still get in',
+      `DICOM: idle connections beyond 16 per address and 128 in all (per worker; ${campaignWorkers} workers) are closed at once, and another site's associations still get in`,
       dicom.opened - dicom.closedAtOnce <= dicomOpenBound,
       `${dicom.opened} opened from ${attackerAddresses.length} addresses, ${dicom.closedAtOnce} closed within 10 s`,
     );
@@ -256,10 +261,9 @@ export async function exhaustResources(report: ScenarioReport, gateway: GatewayP
       `${dicom.drippers.filter(isClosed).length}/${dicom.drippers.length} closed; after ${lifetimes.map((s) => s.toFixed(1)).join(', ')} s`,
     );
 
-    // 64 MiB of unfinished frames (CG_MLLP_UNFINISHED_BYTES) hold at most 64 of these connections.
-    await waitUntil(10_000, () => flood.filter((socket) => !isClosed(socket)).length <= 64, 200);
+    await waitUntil(10_000, () => flood.filter((socket) => !isClosed(socket)).length <= mllpOpenBound, 200);
     const mllpOpen = flood.filter((socket) => !isClosed(socket)).length;
-    check(report, 'MLLP: one sender\'s connections are capped per address and in all, and its unfinished frames by the memory budget', mllpOpen <= 64, `${flood.length} connections with 1 MiB unfinished frames from ${attackerAddresses.length} addresses; ${mllpOpen} still open`);
+    check(report, `MLLP: one sender's connections are capped per address and in all, and its unfinished frames by the memory budget (64 MiB per worker; ${campaignWorkers} workers)`, mllpOpen <= mllpOpenBound, `${flood.length} connections with 1 MiB unfinished frames from ${attackerAddresses.length} addresses; ${mllpOpen} still open`);
     report.figures['MLLP flood: connections still open'] = mllpOpen;
 
     check(report, 'C-STORE over CG_DICOM_MAX_INSTANCE_SIZE (16 MiB against 4 MiB) is answered 0xA700 (out of resources)', oversized.status === 0xa700, oversized.detail);

@@ -66,13 +66,16 @@ export class MixedLoad {
     this.control.stopped = true;
   }
 
-  /** Runs the data check on every surface that got load, and the orphan check. */
-  async verify(report: ScenarioReport, label: string): Promise<void> {
+  /**
+   * Runs the data check on every surface that got load, and the orphan check. `storage`: the
+   * DICOM storage folder (by default the data directory's dicom folder), or every node's.
+   */
+  async verify(report: ScenarioReport, label: string, storage: string | string[] = join(this.#env.gateway.dataDir, 'dicom')): Promise<void> {
     const { gateway, sql } = this.#env;
     if (gateway.listening.has('mllp')) report.tallies.push(await checkHl7(report, sql, this.#site.id, this.hl7, label));
-    if (gateway.listening.has('dicom')) report.tallies.push(await checkDicom(report, sql, this.#site.id, gateway.dataDir, this.dicom, label));
+    if (gateway.listening.has('dicom')) report.tallies.push(await checkDicom(report, sql, this.#site.id, storage, this.dicom, label));
     if (gateway.listening.has('fhir')) report.tallies.push(await checkFhir(report, sql, this.#site.id, this.fhir, gateway.ports.fhir, this.#site.apiKey, label));
-    await checkNoOrphans(report, sql, gateway.dataDir, label);
+    await checkNoOrphans(report, sql, storage, label);
   }
 
   answerCounts(): Record<string, number> {

@@ -52,7 +52,7 @@ export const commitWindow: Scenario = {
       const left = findFile();
       report.injected = 'COMMIT of the index rows held by a deferred trigger; SIGKILL of the service and termination of its database session once the file was in its final place; restart';
       check(report, 'after start-up recovery no unindexed copy of the instance is left', left === undefined, left ? `stray file dicom/${site.id}/${left}` : 'none');
-      await checkNoOrphans(report, env.sql, env.gateway.dataDir, 'commit window');
+      await checkNoOrphans(report, env.sql, join(env.gateway.dataDir, 'dicom'), 'commit window');
       report.tallies.push({ item: 'DICOM instance caught in the commit window', sent: 1, acknowledged: answer.outcomes[0]?.acknowledged ? 1 : 0, found: indexed.rows[0].n, lost: 0, duplicated: 0 });
       if (left) report.notes.push(`Stray file: ${relative(env.gateway.dataDir, join(siteDir, left))}. src/dicom/services/c-store.ts links the file to its final name inside the index transaction, before COMMIT, and keeps its temporary name until after; src/storage/dicom/layout.ts prepare() must remove the final name of every temporary file that has one unless the index points there.`);
     } finally {

@@ -5,7 +5,8 @@ import { databaseOutage } from './database-outage.ts';
 import { diskFull } from './disk-full.ts';
 import { hostileInput } from './hostile-input.ts';
 import { isolation } from './isolation.ts';
+import { multiNode } from './multi-node.ts';
 import { overload } from './overload.ts';
 
-/** The campaign, in the order of issue 9. */
-export const scenarios: Scenario[] = [crashConsistency, commitWindow, databaseOutage, diskFull, overload, hostileInput, isolation];
+/** The campaign, in the order of issue 9, then several nodes (issue 21). */
+export const scenarios: Scenario[] = [crashConsistency, commitWindow, databaseOutage, diskFull, overload, hostileInput, isolation, multiNode];

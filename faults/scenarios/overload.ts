@@ -29,8 +29,9 @@ export const overload: Scenario = {
       const site = await provisionSite(env.gateway, 'overload');
       await env.gateway.start();
       if (requireSurfaces(report, env.gateway, ['fhir', 'mllp']).length) return;
-      const pid = env.gateway.pid!;
-      const baselineFds = openDescriptors(pid) ?? 0;
+      // Every process of the service: the supervisor and its workers.
+      const descriptors = () => env.gateway.processes().reduce((sum, pid) => sum + (openDescriptors(pid) ?? 0), 0);
+      const baselineFds = descriptors();
       const baselineRss = env.gateway.residentBytes() ?? 0;
 
       let idleClosedByServer = 0;
@@ -46,7 +47,7 @@ export const overload: Scenario = {
       let peakFds = 0;
       const sampler = setInterval(() => {
         peakRss = Math.max(peakRss, env.gateway.residentBytes() ?? 0);
-        peakFds = Math.max(peakFds, openDescriptors(pid) ?? 0);
+        peakFds = Math.max(peakFds, descriptors());
       }, 200);
       const duration = Math.max(5, Math.round(20 * Math.min(1, context.scale * 2)));
       const headers = { 'x-api-key': site.apiKey, 'content-type': 'application/fhir+json' };
@@ -74,7 +75,7 @@ export const overload: Scenario = {
       const idleClosedDuringRun = idleClosedByServer;
       for (const socket of idle) socket.destroy();
       await sleep(3_000);
-      const afterFds = openDescriptors(pid) ?? 0;
+      const afterFds = descriptors();
 
       const codes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]));
       const count = (predicate: (code: number) => boolean) => Object.entries(codes).filter(([c]) => predicate(Number(c))).reduce((n, [, v]) => n + v, 0);

@@ -6,6 +6,7 @@ import { datasetSha256, type GeneratedInstance } from '../samples/dicom-instance
 import type { Ledger } from '../load/ledger.ts';
 import type { FhirItem, Hl7Item } from '../load/senders.ts';
 import { check, type ScenarioReport, type Tally } from '../harness/scenario.ts';
+import { canonicalStoragePath, resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
 
 /**
  * The data check of issue 9 point 1: every acknowledged item is present and intact, nothing is
@@ -77,7 +78,13 @@ export async function checkFhir(report: ScenarioReport, sql: pg.Pool, siteId: st
   return { item: `${label} FHIR Patient creates`, sent: ledger.sent, acknowledged: ledger.acknowledged, found, lost, duplicated };
 }
 
-export async function checkDicom(report: ScenarioReport, sql: pg.Pool, siteId: string, dataDir: string, ledger: Ledger<GeneratedInstance>, label: string): Promise<Tally> {
+/**
+ * `storage`: the DICOM storage folder (CG_DICOM_STORAGE_DIR, by default the data directory's
+ * dicom folder), shared by every node; or each node's, when nodes keep their own: a file is then
+ * looked for in each.
+ */
+export async function checkDicom(report: ScenarioReport, sql: pg.Pool, siteId: string, storage: string | string[], ledger: Ledger<GeneratedInstance>, label: string): Promise<Tally> {
+  const roots = typeof storage === 'string' ? [storage] : storage;
   let lost = 0;
   let duplicated = 0;
   let found = 0;
@@ -88,7 +95,7 @@ export async function checkDicom(report: ScenarioReport, sql: pg.Pool, siteId: s
     const row = rows.rows[0] as { storage_path: string; sha256: string } | undefined;
     let intact = false;
     if (row) {
-      const path = join(dataDir, row.storage_path);
+      const path = roots.map((root) => resolveStoredInstance(root, row.storage_path)).find((candidate) => existsSync(candidate)) ?? resolveStoredInstance(roots[0]!, row.storage_path);
       intact = existsSync(path) && datasetSha256(readFileSync(path)) === item.data.datasetSha256 && row.sha256 === item.data.datasetSha256;
       if (intact) found++;
       else if (problems.length < 5) problems.push(`${item.key}: indexed but the file is ${existsSync(path) ? 'different from what was sent' : 'missing'}`);
@@ -112,23 +119,28 @@ function listFiles(dir: string): string[] {
 }
 
 /**
- * Temporary DICOM files holding a transfer: those with content. While it runs, the gateway keeps
- * a few empty ones ready for each site that stored in the last seconds (spares), which hold none.
+ * Temporary DICOM files holding a transfer (under the storage folder's tmp, per node and worker):
+ * those with content. While it runs, the gateway keeps a few empty ones ready for each site that
+ * stored in the last seconds (spares), which hold none.
  */
-export function transferFilesIn(dicomRoot: string): string[] {
-  return listFiles(join(dicomRoot, 'tmp')).filter((file) => existsSync(file) && statSync(file).size > 0);
+export function transferFilesIn(storageDir: string): string[] {
+  return listFiles(join(storageDir, 'tmp')).filter((file) => existsSync(file) && statSync(file).size > 0);
 }
 
-/** No stray files (every stored file indexed, no temporary file left) and no orphan rows. */
-export async function checkNoOrphans(report: ScenarioReport, sql: pg.Pool, dataDir: string, label: string): Promise<void> {
-  const dicomRoot = join(dataDir, 'dicom');
-  const temporary = transferFilesIn(dicomRoot);
-  check(report, `${label}: no temporary DICOM file left behind`, temporary.length === 0, temporary.length ? `${temporary.length} left: ${temporary.slice(0, 3).map((f) => relative(dataDir, f)).join(', ')}` : 'no transfer in dicom/tmp');
-  const stored = listFiles(dicomRoot).filter((f) => !f.startsWith(join(dicomRoot, 'tmp')));
-  const indexed = new Set(((await sql.query('SELECT storage_path FROM imaging_instance')).rows as { storage_path: string }[]).map((r) => r.storage_path));
-  const stray = stored.filter((f) => !indexed.has(relative(dataDir, f)));
-  check(report, `${label}: every stored DICOM file is indexed (no stray file)`, stray.length === 0, stray.length ? `${stray.length} stray: ${stray.slice(0, 3).map((f) => relative(dataDir, f)).join(', ')}` : `${stored.length} files, all indexed`);
-  const missing = [...indexed].filter((p) => !existsSync(join(dataDir, p)) || statSync(join(dataDir, p)).size === 0);
+/**
+ * No stray files (every stored file indexed, no temporary file left) and no orphan rows.
+ * `storage` as for checkDicom: a stored file may be in any of the folders, and in one only.
+ */
+export async function checkNoOrphans(report: ScenarioReport, sql: pg.Pool, storage: string | string[], label: string): Promise<void> {
+  const roots = typeof storage === 'string' ? [storage] : storage;
+  const temporary = roots.flatMap((root) => transferFilesIn(root).map((f) => relative(root, f)));
+  check(report, `${label}: no temporary DICOM file left behind`, temporary.length === 0, temporary.length ? `${temporary.length} left: ${temporary.slice(0, 3).join(', ')}` : 'no transfer in the storage tmp folder');
+  const stored = roots.flatMap((root) => listFiles(root).filter((f) => !f.startsWith(join(root, 'tmp'))).map((f) => relative(root, f)));
+  const indexed = new Set(((await sql.query('SELECT storage_path FROM imaging_instance')).rows as { storage_path: string }[]).map((r) => canonicalStoragePath(r.storage_path)));
+  const stray = stored.filter((f, index) => !indexed.has(f) || stored.indexOf(f) !== index);
+  check(report, `${label}: every stored DICOM file is indexed (no stray file)`, stray.length === 0, stray.length ? `${stray.length} stray or stored twice: ${stray.slice(0, 3).join(', ')}` : `${stored.length} files, all indexed`);
+  const present = (p: string) => roots.some((root) => existsSync(resolveStoredInstance(root, p)) && statSync(resolveStoredInstance(root, p)).size > 0);
+  const missing = [...indexed].filter((p) => !present(p));
   check(report, `${label}: every indexed DICOM instance has its file`, missing.length === 0, missing.length ? `${missing.length} missing: ${missing.slice(0, 3).join(', ')}` : `${indexed.size} indexed`);
   const orphanQueries: [string, string][] = [
     ['series without instances', 'SELECT count(*)::int AS n FROM imaging_series s WHERE NOT EXISTS (SELECT 1 FROM imaging_instance i WHERE i.site_id = s.site_id AND i.series_instance_uid = s.series_instance_uid)'],

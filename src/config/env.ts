@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from './config-error.ts';
@@ -28,6 +29,11 @@ export interface GatewayConfig {
   fhirCorsOrigins: string[];
   /** Worker processes `serve` runs (CG_WORKERS); 1 serves everything from one process. */
   workers: number;
+  /**
+   * Load balancers whose PROXY protocol headers and X-Forwarded-For are believed
+   * (CG_TRUSTED_PROXIES: addresses and CIDR ranges); empty: none, the socket's address stands.
+   */
+  trustedProxies: string[];
   /**
    * This node's name among the nodes sharing one database and one DICOM storage folder
    * (CG_NODE_ID). Unset here when the variable is: `serve` then uses the id kept in the data
@@ -94,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   if (!logLevels.has(logLevel)) throw new ConfigError(`CG_LOG_LEVEL must be one of ${[...logLevels].join(', ')}`);
   const fhirCorsOrigins = parseOrigins(env.CG_FHIR_CORS_ORIGINS, 'CG_FHIR_CORS_ORIGINS');
   const workers = parseWorkers(env.CG_WORKERS);
+  const trustedProxies = parseTrustedProxies(env.CG_TRUSTED_PROXIES);
   const dataDir = resolve(env.CG_DATA_DIR?.trim() || './data');
   const nodeId = parseNodeId(env.CG_NODE_ID);
   return {
@@ -108,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     limits: loadLimits(env),
     fhirCorsOrigins,
     workers,
+    trustedProxies,
     ...(nodeId !== undefined ? { nodeId } : {}),
     dicomStorageDir: resolve(env.CG_DICOM_STORAGE_DIR?.trim() || join(dataDir, 'dicom')),
   };
@@ -133,6 +141,23 @@ export function isNodeId(value: string): boolean {
 
 export function nodeIdRule(variable: string): string {
   return `${variable} must be 1 to 40 letters, digits, '-' or '_', starting with a letter or digit (and not worker-<n>)`;
+}
+
+/**
+ * A comma-separated list of IPv4/IPv6 addresses and CIDR ranges (10.0.0.5, 10.0.0.0/24, fd00::/64).
+ * No wildcard: trusting everyone would let any client name its own address.
+ */
+function parseTrustedProxies(value: string | undefined): string[] {
+  const entries = (value ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  return [...new Set(entries.map((entry) => {
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const bits = prefix === undefined ? undefined : /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN;
+    if (family === 0 || extra !== undefined || (bits !== undefined && !(bits <= (family === 4 ? 32 : 128)))) {
+      throw new ConfigError(`CG_TRUSTED_PROXIES: ${JSON.stringify(entry)} is not an IPv4/IPv6 address or CIDR range (the load balancers' addresses, comma-separated)`);
+    }
+    return bits === undefined ? address! : `${address}/${bits}`;
+  }))];
 }
 
 /**

@@ -13,6 +13,7 @@ import { DicomConnection, type ConnectionSettings } from './association/connecti
 import { StorageLayout } from '../storage/dicom/layout.ts';
 import { storeLimits } from '../storage/dicom/store-limits.ts';
 import { workerTemporaryFolder } from '../storage/dicom/temporary-folders.ts';
+import { acceptProxyProtocol, TrustedProxies } from '../platform/proxy/proxied-connections.ts';
 import { workerNumber } from '../platform/worker.ts';
 
 export interface DicomListenerOptions {
@@ -103,6 +104,8 @@ export async function startDicomListener(services: Services, options: DicomListe
   });
   // A backstop only: the slots above decide, and they must see a newcomer to make room for it.
   server.maxConnections = maxTotalConnections * 2;
+  // Behind a load balancer the per-address caps and the logs must see the modality's address.
+  acceptProxyProtocol(server, new TrustedProxies(services.config.trustedProxies), logger);
   server.on('error', (error) => logger.error({ err: error }, 'DICOM listener error'));
 
   await new Promise<void>((resolve, reject) => {

@@ -330,6 +330,17 @@ test('docs/scale-out.md: /readyz names the node that answered', async () => {
   ]);
 });
 
+test('docs/deployment.md: its commands are the ones test/deploy/haproxy.test.ts runs against HAProxy', async () => {
+  // HAProxy in the foreground, and the drain procedure on nodes of another machine: the test runs
+  // the same file and script on loopback (HAProxy in front of two nodes), which this page names.
+  const page = readDocument('docs/deployment.md');
+  const deployTest = readDocument('test/deploy/haproxy.test.ts');
+  assert.match(page, /test\/deploy\/haproxy\.test\.ts/);
+  assert.match(deployTest, /nodeStateScript, 'drain', 'node1'/);
+  assert.match(readDocument('test/support/haproxy.ts'), /deploy\/haproxy\/haproxy\.cfg/);
+  await runDocumentedSteps(page, documented, [], { notRun: [/haproxy -db -f deploy\/haproxy\/haproxy\.cfg/, /node-state\.sh drain node1/] });
+});
+
 test('docs/performance.md and docs/reliability.md: the long-running commands are the npm scripts CI runs', async () => {
   const { scripts } = JSON.parse(readDocument('package.json')) as { scripts: Record<string, string> };
   assert.equal(scripts.bench, 'node bench/run.ts');

@@ -22,7 +22,6 @@ function sessionBody(user: SessionUser, sessionId: string, expiresAt: Date) {
 /** Public: sign-in (it creates the session, so it cannot require one). */
 export async function registerSignIn(app: FastifyInstance, services: Services): Promise<void> {
   const { database } = services;
-  const secure = services.config.tls !== undefined;
   app.post(
     '/api/session',
     {
@@ -54,7 +53,7 @@ export async function registerSignIn(app: FastifyInstance, services: Services): 
       }
       await recordSignInSuccess(database, attempt);
       const { sessionId, expiresAt } = await createSession(database, user, { remoteAddress: request.ip, userAgent: request.headers['user-agent'] });
-      reply.header('set-cookie', sessionCookie(sessionId, { secure, maxAgeSeconds: sessionAbsoluteSeconds }));
+      reply.header('set-cookie', sessionCookie(sessionId, { secure: reachedOverHttps(request), maxAgeSeconds: sessionAbsoluteSeconds }));
       request.log.info({ userId: user.id }, 'signed in');
       return sessionBody({ id: user.id, siteId: user.siteId, email: user.email, role: user.role }, sessionId, expiresAt);
     },
@@ -89,10 +88,9 @@ export async function registerSessionProbe(app: FastifyInstance, services: Servi
 /** Needs a session: sign-out, change my password. */
 export async function registerSessionRoutes(app: FastifyInstance, services: Services): Promise<void> {
   const { database } = services;
-  const secure = services.config.tls !== undefined;
   app.delete('/api/session', { schema: { summary: 'Sign out', tags, response: { 204: { type: 'null' }, ...errorResponses } } }, async (request, reply) => {
     await deleteSession(database, sessionOf(request).idHash);
-    reply.header('set-cookie', clearedSessionCookie({ secure }));
+    reply.header('set-cookie', clearedSessionCookie({ secure: reachedOverHttps(request) }));
     return reply.code(204).send();
   });
 
@@ -152,4 +150,12 @@ async function refuseThrottled(database: Services['database'], request: FastifyR
 function relocate(error: unknown, from: string, to: string): unknown {
   if (!(error instanceof DomainError)) return error;
   return new DomainError(error.code, error.message, error.issues.map((issue) => (issue.location === from ? { ...issue, location: to } : issue)));
+}
+
+/**
+ * Secure cookies when the browser reached the app over HTTPS: this origin's own TLS, or a
+ * trusted load balancer's (X-Forwarded-Proto: https from an address in CG_TRUSTED_PROXIES).
+ */
+function reachedOverHttps(request: FastifyRequest): boolean {
+  return request.protocol === 'https';
 }

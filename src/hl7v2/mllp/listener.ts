@@ -21,6 +21,7 @@ import { addressIsRegistered, authorizeSender } from './authorize.ts';
 import { frame, FrameScanner, type ScanEvent } from './frame-scanner.ts';
 import { unmapIpv4 } from '../../domain/clients/ip-allow-list.ts';
 import { FairConnectionSlots } from '../../platform/fair-connection-slots.ts';
+import { acceptProxyProtocol, TrustedProxies } from '../../platform/proxy/proxied-connections.ts';
 
 export interface MllpListenerOptions {
   host: string;
@@ -114,6 +115,8 @@ export async function startMllpListener(services: Services, options: MllpListene
     });
     connection.start();
   });
+  // Behind a load balancer the sender's own address is what its integration client admits.
+  acceptProxyProtocol(server, new TrustedProxies(services.config.trustedProxies), logger);
   server.on('error', (err) => logger.error({ err }, 'MLLP listener error'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -9,6 +9,7 @@ import { registerHealthRoutes } from './health.ts';
 import { clientErrorHandler, frameworkErrorHandler } from './malformed-request.ts';
 import type { HttpSurface } from './surface.ts';
 import { discardUnreadBody } from './unread-body.ts';
+import { acceptProxyProtocol, TrustedProxies } from '../proxy/proxied-connections.ts';
 import './site-context.ts';
 
 export const defaultBodyLimit = 1024 * 1024;
@@ -35,12 +36,16 @@ export async function createOrigin(surface: HttpSurface, services: Services): Pr
     keepAliveTimeout: 5_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // X-Forwarded-For (and -Proto, -Host) are believed only from the load balancers (proxy-addr:
+    // the client is the nearest address in the chain that is not one of them).
+    ...(config.trustedProxies.length > 0 ? { trustProxy: config.trustedProxies } : {}),
     ...(config.tls ? { https: { cert: config.tls.cert, key: config.tls.key } } : {}),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: true } },
     frameworkErrors: frameworkErrorHandler((request, reply, error) => sendRendered(surface, request, reply, error)),
     clientErrorHandler: clientErrorHandler(surface),
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
   app.server.headersTimeout = 10_000;
+  if (!config.tls) acceptProxyProtocol(app.server, new TrustedProxies(config.trustedProxies), services.logger.child({ surface: surface.name }));
 
   app.decorateRequest('siteContext', null);
   app.addHook('onRequest', async (request, reply) => {
