@@ -1,6 +1,13 @@
 import type { CapabilityStatement, CapabilityStatementRestResource } from '@medplum/fhirtypes';
 import { maxPageSize } from '../search/search-limits.ts';
-import { historyParameters, resourceDefinitions, resultParameters, type FhirResourceDefinition } from './resource-definitions.ts';
+import {
+  historyParameters,
+  includeTargets,
+  resourceDefinitions,
+  resultParameters,
+  revIncludeTargets,
+  type FhirResourceDefinition,
+} from './resource-definitions.ts';
 
 /**
  * GET /fhir/metadata (https://hl7.org/fhir/R4/http.html#capabilities): generated from the same
@@ -44,6 +51,8 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
             'Every request carries an API key of one site in the X-API-Key header. The key confines every interaction ' +
             'to its site: resources of other sites are answered exactly like resources that do not exist (404).',
         },
+        // history-system: the versions of every stored type of the site (history-list-routes.ts).
+        interaction: [{ code: 'history-system' as const }],
         resource: resourceDefinitions.map((definition) => ({
           type: definition.type as CapabilityStatementRestResource['type'],
           documentation: resourceDocumentation(definition),
@@ -57,16 +66,26 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
           conditionalRead: 'full-support' as const,
           conditionalUpdate: definition.interactions.includes('update'),
           conditionalDelete: 'not-supported' as const,
-          searchParam: definition.searchParameters.map((parameter) => ({
-            name: parameter.name,
-            type: parameter.type,
-            documentation: parameter.description,
-          })),
+          searchInclude: includeTargets(definition).map((target) => `${target.sourceType}:${target.parameter}`),
+          searchRevInclude: revIncludeTargets(definition).map((target) => `${target.sourceType}:${target.parameter}`),
+          searchParam: [
+            ...definition.searchParameters.map((parameter) => ({
+              name: parameter.name,
+              type: parameter.type,
+              documentation: parameter.description,
+            })),
+            // The result parameters that choose order and content (search.html#return).
+            ...resultParameters(definition)
+              .filter((parameter) => claimedResultParameters.includes(parameter.name))
+              .map((parameter) => ({ name: parameter.name, type: 'special' as const, documentation: parameter.description })),
+          ],
         })),
       },
     ],
   };
 }
+
+const claimedResultParameters = ['_sort', '_summary', '_elements'];
 
 function resourceDocumentation(definition: FhirResourceDefinition): string {
   const results = resultParameters(definition)

@@ -15,9 +15,8 @@ import { maxIncludedPerPage } from '../search/search-limits.ts';
 import { subsetResource } from '../search/subset.ts';
 import { queryString, searchsetBundle } from '../search/search-bundle.ts';
 import { resourceStore } from '../../domain/records/resource-store.ts';
-import { describeActor } from '../../domain/site-context.ts';
 import { auditFhirAccess } from './access-audit.ts';
-import { formPairs, preference, queryPairs, siteOf, type FhirContext } from './fhir-context.ts';
+import { boundedSearch, formPairs, preference, queryPairs, siteOf, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, handlingHeader, resourceResponses, unsupportedParameterPolicy, unsupportedParameterResponse } from './route-options.ts';
 
 /**
@@ -92,22 +91,11 @@ async function search(
   const firstUrl = `${base}/${definition.type}${queryString([...parsed.criteria, ...parsed.control])}`;
   const selfUrl = token === undefined ? firstUrl : `${base}/${definition.type}${queryString([['_page', token]])}`;
 
-  const caller = describeActor(site.actor);
-  if (!context.searches.acquire(caller)) {
-    throw new HttpProblem(429, 'throttled', `this API key already has ${limits.perKeyConcurrency} searches running; wait for one to finish`, {
-      headers: { 'retry-after': '1' },
-    });
-  }
-  let found: FoundPage;
-  try {
-    found = await context.services.database.search(limits, async (db) => {
-      const page = await runSearch(db, definition, site, parsed, state);
-      const included = await includedResources(db, site, page.resources, parsed.include, parsed.revinclude);
-      return { ...page, included };
-    });
-  } finally {
-    context.searches.release(caller);
-  }
+  const found: FoundPage = await boundedSearch(context, site, async (db) => {
+    const page = await runSearch(db, definition, site, parsed, state);
+    const included = await includedResources(db, site, page.resources, parsed.include, parsed.revinclude);
+    return { ...page, included };
+  });
   const { total, next, included } = found;
   // Included resources are read like matches: the access log names them too.
   auditFhirAccess(context, request, 'search', definition.type, [...found.resources, ...included.resources], queryString([...parsed.criteria, ...parsed.control]));

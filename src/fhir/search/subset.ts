@@ -1,4 +1,5 @@
 import type { Resource } from '@medplum/fhirtypes';
+import { HttpProblem } from '../../platform/http/http-problem.ts';
 import { elementTables } from './summary-elements.ts';
 
 /**
@@ -53,4 +54,26 @@ export function subsetResource<T extends Resource>(resource: T, subset: Subset):
   if (!tags.some((tag) => tag.system === subsettedTag.system && tag.code === subsettedTag.code)) meta.tag = [...tags, subsettedTag];
   kept.meta = meta;
   return kept as T;
+}
+
+/**
+ * _summary and _elements on read and vread (http.html#read allows both): the subset asked for,
+ * or none. Any other query parameter is left alone, as before.
+ */
+export function readSubset(type: string, pairs: [string, string][]): Subset | undefined {
+  const summary = pairs.filter(([name]) => name === '_summary').map(([, value]) => value);
+  const elements = pairs.filter(([name]) => name === '_elements').map(([, value]) => value);
+  if (summary.length > 1 || elements.length > 1) throw new HttpProblem(400, 'invalid', '_summary and _elements may each be given once');
+  const mode = summary[0];
+  if (mode !== undefined && !['true', 'text', 'data', 'false'].includes(mode)) {
+    throw new HttpProblem(400, 'invalid', `_summary=${mode} is not a summary mode of a read (true, text, data or false)`);
+  }
+  if (elements[0] !== undefined) {
+    if (mode !== undefined && mode !== 'false') throw new HttpProblem(400, 'invalid', '_summary and _elements choose the returned elements in different ways: give one of them');
+    const names = elements[0].split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const unknown = names.filter((name) => !isElementOf(type, name));
+    if (unknown.length > 0) throw new HttpProblem(400, 'invalid', `_elements: ${unknown.join(', ')} not a top-level element of ${type}`);
+    return { elements: names };
+  }
+  return mode === 'true' || mode === 'text' || mode === 'data' ? { summary: mode } : undefined;
 }
