@@ -72,7 +72,7 @@ export async function readVersionsByTime(
   );
   const { rows } = await db.query<{ content: Resource; id: string; version_id: number; last_updated: string }>(
     `SELECT c.content, p.id::text AS id, p.version_id, p.last_updated::text AS last_updated
-       FROM (${branches.join(' UNION ALL ')} ORDER BY ${order} LIMIT ${limit}) p
+       FROM (SELECT * FROM (${branches.join(' UNION ALL ')}) u ORDER BY ${order} LIMIT ${limit}) p
        JOIN clinical_resource_version c
          ON c.site_id = $1 AND c.resource_type = p.resource_type AND c.id = p.id AND c.version_id = p.version_id
       ORDER BY p.${order.replaceAll(', ', ', p.')}`,

@@ -44,6 +44,8 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
               'urn:uuid: and urn:oid: fullUrls resolved and references rewritten; ifNoneExist, conditional update and conditional references; ' +
               'reads run after the writes commit.',
           },
+          // GET /fhir/_history: the versions of every stored type of the site (history-list-routes.ts).
+          { code: 'history-system', documentation: 'Newest first, with _since, _at and _count; the stored types only (DiagnosticReport keeps no versions).' },
         ],
         security: {
           cors: options.cors,
@@ -51,8 +53,6 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
             'Every request carries an API key of one site in the X-API-Key header. The key confines every interaction ' +
             'to its site: resources of other sites are answered exactly like resources that do not exist (404).',
         },
-        // history-system: the versions of every stored type of the site (history-list-routes.ts).
-        interaction: [{ code: 'history-system' as const }],
         resource: resourceDefinitions.map((definition) => ({
           type: definition.type as CapabilityStatementRestResource['type'],
           documentation: resourceDocumentation(definition),

@@ -126,7 +126,7 @@ export function resultParameters(definition: FhirResourceDefinition): { name: st
   return [
     { name: '_count', description: `Page size (default ${defaultPageSize}, at most ${maxPageSize}; larger values are clamped)` },
     ...(definition.sorts.length > 0
-      ? [{ name: '_sort', description: `comma-separated keys among ${definition.sorts.join(', ')}; a leading - sorts descending; default: creation order` }]
+      ? [{ name: '_sort', description: `comma-separated keys among ${definition.sorts.join('|')}; a leading - sorts descending; default: creation order` }]
       : []),
     { name: '_total', description: 'none | estimate | accurate (default accurate)' },
     { name: '_summary', description: 'true, text, data (a SUBSETTED part of each resource), count (the total only, no entries) or false (whole resources, the default)' },
