@@ -53,12 +53,12 @@ export function computeTargets(measurements: Measurement[], options: { fullDatas
       ),
     );
   }
-  for (const search of ['search-identifier', 'search-name', 'search-patient-code']) {
+  for (const search of ['search-identifier', 'search-name', 'search-patient-code', 'search-patient-code-include']) {
     const m = find(measurements, `fhir.${search}`, 'gateway', 1);
     const p95 = m?.latencyMs?.p95.median;
     const known = p95 !== undefined && Number.isFinite(p95);
     targets.push({
-      name: `FHIR ${search.replace('search-', 'search by ')} p95, 1 connection${options.fullDataset ? '' : ' (quick data set: not the target data set)'}`,
+      name: `FHIR ${search.replace('search-', 'search by ').replace('-include', ' with _include')} p95, 1 connection${options.fullDataset ? '' : ' (quick data set: not the target data set)'}`,
       value: known ? Math.round(p95 * 100) / 100 : null,
       baseline: null,
       ratio: null,

@@ -32,6 +32,7 @@ const scenarioTitles: Record<string, string> = {
   'fhir.search-identifier': 'FHIR search by identifier (GET /fhir/Patient?identifier=system|value)',
   'fhir.search-name': 'FHIR search by name substring (GET /fhir/Patient?name=…)',
   'fhir.search-patient-code': 'FHIR search by patient and code (GET /fhir/Observation?patient=…&code=…)',
+  'fhir.search-patient-code-include': 'FHIR search by patient and code with the patient included (…&_include=Observation:patient)',
   'fhir.create': 'FHIR create (POST /fhir/Patient)',
   'fhir.update': 'FHIR update (PUT /fhir/Patient/{id})',
   'mllp.adt': 'HL7 v2 ADT^A01 over MLLP, ACK after commit',

@@ -11,7 +11,7 @@ import { runFhirTransactionScenario } from './fhir-transaction.ts';
 
 /**
  * FHIR scenarios of issue 8: read by id, search by identifier, by name substring and by
- * patient+code, create and update, at each concurrency, against the gateway; read and create
+ * patient+code (also with _include of the patient, issue 22), create and update, at each concurrency, against the gateway; read and create
  * also against baselines (a) and (b), run by run in turn with the gateway's.
  */
 export interface FhirTargets {
@@ -78,6 +78,19 @@ function operations(context: BenchContext, targets: FhirTargets): Operation[] {
         return { path: `/fhir/Observation?patient=Patient/${patient}&code=${encodeURIComponent(`${loinc}|${code}`)}` };
       },
       check: found,
+    },
+    {
+      // Issue 22 point 7: the same search with the patient included (search mode include).
+      key: 'search-patient-code-include',
+      method: 'GET',
+      site: 'main',
+      next: () => {
+        const patient = syntheticId('patient', main.id, randomInt(mainPatients));
+        const code = observationCodes[randomInt(observationCodes.length) - 1]!.code;
+        return { path: `/fhir/Observation?patient=Patient/${patient}&code=${encodeURIComponent(`${loinc}|${code}`)}&_include=Observation:patient` };
+      },
+      check: (status, body) =>
+        found(status, body) && (body.entry as { search?: { mode?: string } }[]).some((entry) => entry.search?.mode === 'include'),
     },
     {
       key: 'create',

@@ -4,11 +4,13 @@ import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
 import { registerBundleRoute } from './bundle/bundle-route.ts';
 import { capabilityStatement } from './capability/capability-statement.ts';
+import { isStoredResourceType } from '../domain/records/search-parameters.ts';
 import { resourceDefinitions } from './capability/resource-definitions.ts';
 import { baseUrl, sendJson } from './http/resource-response.ts';
 import { registerCompression, registerCors } from './http/transport-plugins.ts';
 import { renderOperationOutcome } from './outcome.ts';
 import { createFhirContext } from './routes/fhir-context.ts';
+import { registerSystemHistoryRoute, registerTypeHistoryRoute } from './routes/history-list-routes.ts';
 import { registerHistoryRoutes } from './routes/history-routes.ts';
 import { registerMethodNotAllowed } from './routes/method-not-allowed.ts';
 import { registerReadRoutes } from './routes/read-routes.ts';
@@ -60,8 +62,10 @@ export const fhirSurface: HttpSurface = {
     registerMethodNotAllowed(app, '/fhir/metadata', ['GET'], 'metadata');
     registerBundleRoute(app, context);
 
+    registerSystemHistoryRoute(app, context);
     for (const definition of resourceDefinitions) {
       const { type } = definition;
+      if (definition.interactions.includes('history-type') && isStoredResourceType(type)) registerTypeHistoryRoute(app, context, type);
       registerReadRoutes(app, context, definition);
       registerSearchRoutes(app, context, definition);
       if (definition.interactions.includes('history-instance')) registerHistoryRoutes(app, context, definition);

@@ -82,6 +82,41 @@ test('docs/fhir.md: the examples create, read, update and search as their commen
       },
     },
     {
+      name: 'includes, summaries and sorting',
+      command: /_include=Observation:patient/,
+      check({ stdout }) {
+        const [included, reverse, summary, elements, sorted] = jsonDocuments(stdout) as {
+          resourceType: string;
+          total?: number;
+          entry?: { resource: { resourceType: string; meta?: { tag?: { code: string }[] }; note?: unknown }; search: { mode: string } }[];
+          meta?: { tag?: { code: string }[] };
+          name?: unknown;
+          gender?: unknown;
+        }[];
+        const modes = (bundle: typeof included) => bundle!.entry!.map((entry) => `${entry.search.mode} ${entry.resource.resourceType}`);
+        assert.deepEqual(modes(included), ['match Observation', 'include Patient'], '_include adds the patient');
+        assert.equal(included!.total, 1, 'the total counts matches only');
+        assert.deepEqual(modes(reverse), ['match Patient', 'include Observation'], '_revinclude adds the observation');
+        assert.ok(summary!.entry!.every((entry) => entry.resource.meta?.tag?.some((tag) => tag.code === 'SUBSETTED')), '_summary=true is SUBSETTED');
+        assert.equal(elements!.resourceType, 'Patient');
+        assert.ok(elements!.name && elements!.gender === undefined, '_elements keeps name, not gender');
+        assert.ok(elements!.meta?.tag?.some((tag) => tag.code === 'SUBSETTED'));
+        assert.equal(sorted!.resourceType, 'Bundle');
+        assert.match(stdout, /_sort=gender%2C-birthdate%2C_id/);
+      },
+    },
+    {
+      name: 'type and site history',
+      command: /\/Patient\/_history\?_count=10/,
+      check({ stdout }) {
+        const [patients, site] = jsonDocuments(stdout) as { type: string; entry: { resource: { resourceType: string } }[] }[];
+        assert.equal(patients!.type, 'history');
+        assert.ok(patients!.entry.length >= 2 && patients!.entry.every((entry) => entry.resource.resourceType === 'Patient'));
+        assert.equal(site!.type, 'history');
+        assert.ok(site!.entry.some((entry) => entry.resource.resourceType === 'Observation'));
+      },
+    },
+    {
       name: 'conditional read, HEAD, compression, CORS',
       command: /If-None-Match/,
       check({ stdout }) {

@@ -23,13 +23,15 @@ interface RestResource {
   conditionalUpdate: boolean;
   conditionalDelete: string;
   searchParam: { name: string; type: string }[];
+  searchInclude?: string[];
+  searchRevInclude?: string[];
 }
 
 interface Bundle {
   type: string;
   total?: number;
   link: { relation: string; url: string }[];
-  entry?: { resource: { id: string; resourceType: string; meta?: { versionId: string } }; search?: { mode: string } }[];
+  entry?: { resource: { id: string; resourceType: string; meta?: { versionId: string; tag?: { system: string; code: string }[] }; [element: string]: unknown }; search?: { mode: string } }[];
 }
 
 /** Two patients, and for every other type one resource of each, a's made before `between`, b's after. */
@@ -190,10 +192,34 @@ const probes: Record<string, Probe> = {
     ['status=final', ['a']],
     ['status=preliminary', ['b']],
   ],
+  // Result parameters claimed as search parameters: they choose order and content, never the matches.
+  _sort: () => [['_sort=-_id', ['a', 'b']]],
+  _summary: () => [['_summary=true', ['a', 'b']]],
+  _elements: () => [['_elements=id', ['a', 'b']]],
 };
 
+const isSubsetted = (resource: { meta?: { tag?: { system: string; code: string }[] } }) =>
+  (resource.meta?.tag ?? []).some((tag) => tag.system === 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue' && tag.code === 'SUBSETTED');
+
+/** Each claimed _include or _revinclude value of a type: the seeded a's search includes a's resource of the other side, never b's. */
+async function walkIncludes(resource: RestResource, client: FhirClient, seed: Seed, parameter: '_include' | '_revinclude'): Promise<void> {
+  const claims = (parameter === '_include' ? resource.searchInclude : resource.searchRevInclude) ?? [];
+  assert.ok(claims.length > 0, `${resource.type} documents ${parameter} but claims no value`);
+  for (const claim of claims) {
+    const [source, name] = claim.split(':') as [string, string];
+    assert.equal(name, 'patient', `the walk cannot check ${parameter}=${claim}`);
+    const other = parameter === '_include' ? 'Patient' : source;
+    assert.ok(seed.ids[other], `the walk has no seed for ${other}`);
+    const bundle = await search(client, `/fhir/${resource.type}?_id=${seed.ids[resource.type]!.a}&${parameter}=${claim}`);
+    const included = (bundle.entry ?? []).filter((entry) => entry.search?.mode === 'include').map((entry) => `${entry.resource.resourceType}/${entry.resource.id}`);
+    assert.ok(included.includes(`${other}/${seed.ids[other]!.a}`), `${resource.type}?${parameter}=${claim}: ${included.join(', ')}`);
+    assert.ok(!included.includes(`${other}/${seed.ids[other]!.b}`), `${resource.type}?${parameter}=${claim}: only a's`);
+    assert.equal(bundle.total, 1, `${resource.type}?${parameter}=${claim}: the total counts matches only`);
+  }
+}
+
 /** For each result parameter the documentation names: what it must do to a search of a and b. */
-const resultProbes: Record<string, (type: string, client: FhirClient, seed: Seed, documentation: string) => Promise<void>> = {
+const resultProbes: Record<string, (type: string, client: FhirClient, seed: Seed, documentation: string, resource: RestResource) => Promise<void>> = {
   async _count(type, client) {
     const bundle = await search(client, `/fhir/${type}?_count=1`);
     assert.equal(bundle.entry?.length, 1, `${type} _count`);
@@ -202,14 +228,34 @@ const resultProbes: Record<string, (type: string, client: FhirClient, seed: Seed
     assert.equal((await search(client, relative(next.url))).entry?.length, 1, `${type} _count: next page`);
   },
   async _sort(type, client, { ids }, documentation) {
-    const values = /_sort \(([^()]*)/.exec(documentation)![1]!.trim().split(' or ');
-    assert.ok(values.length > 0, `${type} _sort values`);
-    for (const value of values) {
-      const order = (await search(client, `/fhir/${type}?_sort=${value}`)).entry!.map((entry) => entry.resource.id);
-      const expected = { _lastUpdated: [ids[type]!.a, ids[type]!.b], '-_lastUpdated': [ids[type]!.b, ids[type]!.a] }[value];
-      assert.ok(expected, `the walk does not know _sort=${value}`);
-      assert.deepEqual(order, expected, `${type} _sort=${value}`);
+    const keys = /_sort \(comma-separated keys among ([^;]*);/.exec(documentation)![1]!.split('|');
+    assert.ok(keys.includes('_id') && keys.includes('_lastUpdated'), `${type} _sort keys`);
+    const a = ids[type]!.a;
+    const b = ids[type]!.b;
+    for (const key of keys) {
+      const ascending = (await search(client, `/fhir/${type}?_sort=${key}`)).entry!.map((entry) => entry.resource.id);
+      const descending = (await search(client, `/fhir/${type}?_sort=-${key}`)).entry!.map((entry) => entry.resource.id);
+      assert.deepEqual([...ascending].sort(), [a, b].sort(), `${type} _sort=${key}`);
+      // a and b differ in every sortable value the seed sets.
+      assert.deepEqual(descending, [...ascending].reverse(), `${type} _sort=-${key}`);
+      if (key === '_lastUpdated') assert.deepEqual(ascending, [a, b], `${type} _sort=_lastUpdated`);
+      if (key === '_id') assert.deepEqual(ascending, [a, b].sort(), `${type} _sort=_id`);
+      // The order holds across pages (the keys are in the page cursor).
+      const first = await search(client, `/fhir/${type}?_sort=-${key}&_count=1`);
+      const second = await search(client, relative(first.link.find((link) => link.relation === 'next')!.url));
+      assert.deepEqual([first.entry![0]!.resource.id, second.entry![0]!.resource.id], descending, `${type} _sort=-${key} paged`);
     }
+    assert.equal((await client.request('GET', `/fhir/${type}?_sort=unknown`)).statusCode, 400, `${type} _sort on an unknown key`);
+  },
+  async _elements(type, client) {
+    const bundle = await search(client, `/fhir/${type}?_elements=id`);
+    for (const entry of bundle.entry!) assert.ok(isSubsetted(entry.resource), `${type} _elements: SUBSETTED`);
+  },
+  async _include(type, client, seed, _documentation, resource) {
+    await walkIncludes(resource, client, seed, '_include');
+  },
+  async _revinclude(type, client, seed, _documentation, resource) {
+    await walkIncludes(resource, client, seed, '_revinclude');
   },
   async _total(type, client) {
     assert.equal((await search(client, `/fhir/${type}?_total=accurate`)).total, 2, `${type} _total=accurate`);
@@ -220,6 +266,13 @@ const resultProbes: Record<string, (type: string, client: FhirClient, seed: Seed
     assert.equal(counted.total, 2, `${type} _summary=count`);
     assert.equal(counted.entry?.length ?? 0, 0, `${type} _summary=count`);
     assert.equal((await search(client, `/fhir/${type}?_summary=false`)).entry?.length, 2, `${type} _summary=false`);
+    for (const mode of ['true', 'text', 'data']) {
+      const bundle = await search(client, `/fhir/${type}?_summary=${mode}`);
+      assert.equal(bundle.entry?.length, 2, `${type} _summary=${mode}`);
+      for (const entry of bundle.entry!) assert.ok(isSubsetted(entry.resource), `${type} _summary=${mode}: SUBSETTED`);
+      if (mode === 'data') assert.ok(bundle.entry!.every((entry) => entry.resource.text === undefined), `${type} _summary=data`);
+    }
+    assert.equal((await client.request('GET', `/fhir/${type}?_summary=bogus`)).statusCode, 400, `${type} _summary=bogus`);
   },
   async _format(type, client) {
     await search(client, `/fhir/${type}?_format=json`);
@@ -371,8 +424,19 @@ const interactions: Record<string, { perform(resource: RestResource, client: Fhi
     },
   },
   'history-type': {
-    async perform({ type }) {
-      assert.fail(`the walk cannot check history-type, which ${type} claims`);
+    async perform({ type }, client, { ids }) {
+      const bundle = await search(client, `/fhir/${type}/_history`);
+      assert.equal(bundle.type, 'history', `${type} history-type`);
+      const seen = bundle.entry!.map((entry) => entry.resource.id);
+      assert.ok(seen.includes(ids[type]!.a) && seen.includes(ids[type]!.b), `${type} history-type: the versions of a and b`);
+      assert.ok(bundle.entry!.every((entry) => entry.resource.resourceType === type), `${type} history-type: its type only`);
+      const page = await search(client, `/fhir/${type}/_history?_count=1`);
+      assert.equal(page.entry!.length, 1);
+      const next = await search(client, relative(page.link.find((link) => link.relation === 'next')!.url));
+      assert.notDeepEqual(next.entry![0], page.entry![0], `${type} history-type: the next page`);
+      const since = await search(client, `/fhir/${type}/_history?_since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+      assert.equal(since.entry?.length ?? 0, 0, `${type} history-type _since`);
+      assert.equal((await client.request('GET', `/fhir/${type}/_history?_since=tomorrow`)).statusCode, 400);
     },
     async refused(type, client) {
       assert.notEqual((await client.request('GET', `/fhir/${type}/_history`)).statusCode, 200);
@@ -406,6 +470,19 @@ test('every type, interaction, search parameter and flag the CapabilityStatement
   assert.match(statement.rest[0].documentation, /Prefer: handling=lenient/);
   const resources = statement.rest[0].resource as RestResource[];
   assert.equal((await client.request('GET', '/fhir/Medication')).statusCode, 404, 'an unclaimed type');
+  const claimedSystem = (statement.rest[0].interaction ?? []).map((interaction: { code: string }) => interaction.code);
+  for (const code of claimedSystem) assert.ok(['batch', 'transaction', 'history-system'].includes(code), `the walk cannot check ${code}, which the server claims`);
+  const system = await client.request('GET', '/fhir/_history');
+  if (claimedSystem.includes('history-system')) {
+    assert.equal(system.statusCode, 200, 'history-system');
+    const versions = (system.json() as Bundle).entry!.map((entry) => `${entry.resource.resourceType}/${entry.resource.id}`);
+    for (const resource of resources.filter((candidate) => candidate.interaction.some((interaction) => interaction.code === 'history-type'))) {
+      assert.ok(versions.includes(`${resource.type}/${seedData.ids[resource.type]!.a}`), `history-system holds ${resource.type}`);
+    }
+  } else {
+    assert.notEqual(system.statusCode, 200, 'history-system is not claimed');
+  }
+
   for (const resource of resources) {
     const { type } = resource;
     assert.ok(seedData.ids[type], `the walk has no seed for ${type}, a type the statement claims`);
@@ -431,7 +508,7 @@ test('every type, interaction, search parameter and flag the CapabilityStatement
     assert.ok(results.includes('_count'), `${type}: the documentation lists the result parameters`);
     for (const name of results) {
       assert.ok(resultProbes[name], `the walk has no probe for the result parameter ${name} that ${type} documents`);
-      await resultProbes[name]!(type, client, seedData, resource.documentation);
+      await resultProbes[name]!(type, client, seedData, resource.documentation, resource);
     }
     // Parameters that are not claimed are refused, and under lenient handling ignored and left out of the self link.
     const unclaimed = ['_text=x', '_content=x', '_tag=x', '_has:Observation:patient:code=1', '_include=*', '_elements=id', 'subject=Patient/x', 'date=2020'];
@@ -496,7 +573,8 @@ test('every type, interaction, search parameter and flag the CapabilityStatement
     assert.equal((await client.request('GET', a)).statusCode, 200, `${type}: still there`);
   }
   // System interactions (after the types: they add resources the searches above do not expect): each claimed one is walked, and an unclaimed Bundle type is refused.
-  const systemInteractions = ((statement.rest[0].interaction ?? []) as { code: string }[]).map((interaction) => interaction.code);
+  // history-system was walked before the types.
+  const systemInteractions = ((statement.rest[0].interaction ?? []) as { code: string }[]).map((interaction) => interaction.code).filter((code) => code !== 'history-system');
   for (const code of systemInteractions) {
     assert.ok(code === 'batch' || code === 'transaction', `the walk cannot check the system interaction ${code}`);
     const patient = seedData.patients.a;
@@ -517,9 +595,11 @@ test('every type, interaction, search parameter and flag the CapabilityStatement
 test('the OpenAPI document describes the 400 for unsupported parameters and the Prefer header of every search and history', async () => {
   const document = (await fhirOrigin.app.inject({ method: 'GET', url: '/api/documentation/openapi.json' })).json();
   const statement = (await fhirOrigin.app.inject({ method: 'GET', url: '/fhir/metadata' })).json();
-  const systemInteractions = ((statement.rest[0].interaction ?? []) as { code: string }[]).map((interaction) => interaction.code);
+  const systemInteractions = ((statement.rest[0].interaction ?? []) as { code: string }[]).map((interaction) => interaction.code).filter((code) => code !== 'history-system');
   assert.equal(Boolean(document.paths['/fhir']?.post), systemInteractions.length > 0, 'POST /fhir is documented exactly when batch or transaction is claimed');
   for (const code of systemInteractions) assert.match(document.paths['/fhir'].post.description, new RegExp(code), `${code} documented`);
+  const systemHistory = (statement.rest[0].interaction ?? []).some((interaction: { code: string }) => interaction.code === 'history-system');
+  assert.equal(Boolean(document.paths['/fhir/_history']?.get), systemHistory, 'history-system documented exactly when claimed');
   for (const resource of statement.rest[0].resource as RestResource[]) {
     const operations = [document.paths[`/fhir/${resource.type}`].get, document.paths[`/fhir/${resource.type}/_search`].post];
     if (resource.interaction.some((interaction) => interaction.code === 'history-instance')) operations.push(document.paths[`/fhir/${resource.type}/{id}/_history`].get);
@@ -532,6 +612,11 @@ test('the OpenAPI document describes the 400 for unsupported parameters and the 
       .filter((parameter: { in: string }) => parameter.in === 'query')
       .map((parameter: { name: string }) => parameter.name);
     for (const parameter of resource.searchParam) assert.ok(queryNames.includes(parameter.name), `${resource.type} ${parameter.name} documented`);
+    if ((resource.searchInclude ?? []).length > 0) assert.ok(queryNames.includes('_include'), `${resource.type} _include documented`);
+    if ((resource.searchRevInclude ?? []).length > 0) assert.ok(queryNames.includes('_revinclude'), `${resource.type} _revinclude documented`);
+    const typeHistory = document.paths[`/fhir/${resource.type}/_history`]?.get;
+    assert.equal(Boolean(typeHistory), resource.interaction.some((interaction) => interaction.code === 'history-type'), `${resource.type}: history-type documented exactly when claimed`);
+    if (typeHistory) assert.match(typeHistory.responses['400'].description, /unsupported parameter/, resource.type);
     if (resource.conditionalRead === 'full-support') {
       for (const read of [document.paths[`/fhir/${resource.type}/{id}`].get, document.paths[`/fhir/${resource.type}/{id}/_history/{vid}`].get]) {
         assert.ok(read.responses['304'], `${resource.type}: the 304 of a conditional read documented`);

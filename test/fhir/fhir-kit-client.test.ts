@@ -96,3 +96,36 @@ test('fhir-kit-client: capabilities, create, read, update, vread, history, searc
   const unauthenticated = await status(new Client({ baseUrl }).read({ resourceType: 'Patient', id: created.id }));
   assert.equal(unauthenticated.status, 401);
 });
+
+test('fhir-kit-client: a search with _include and _revinclude, paged with nextPage, and type history', async () => {
+  const { key } = await fhirClient(app, db.database);
+  const client = new Client({ baseUrl, customHeaders: { 'X-API-Key': key } });
+  const tool = new CapabilityTool((await client.capabilityStatement()) as never);
+  assert.equal(tool.resourceCan('Patient', 'history-type'), true);
+  assert.equal(tool.serverCan('history-system'), true);
+  const patient = (await client.create({ resourceType: 'Patient', body: patientBody('FK-INC') as never })) as Any;
+  const observations: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const made = (await client.create({
+      resourceType: 'Observation',
+      body: { resourceType: 'Observation', status: 'final', code: { coding: [{ system: 'http://loinc.org', code: '718-7' }] }, subject: { reference: `Patient/${patient.id}` } } as never,
+    })) as Any;
+    observations.push(made.id);
+  }
+  let page = (await client.search({
+    resourceType: 'Observation',
+    searchParams: { patient: patient.id, code: 'http://loinc.org|718-7', _include: 'Observation:patient', _count: 2 },
+  })) as Any;
+  assert.equal(page.total, 3);
+  const matches: string[] = [];
+  while (page) {
+    matches.push(...page.entry.filter((entry: Any) => entry.search.mode === 'match').map((entry: Any) => entry.resource.id));
+    assert.deepEqual(page.entry.filter((entry: Any) => entry.search.mode === 'include').map((entry: Any) => entry.resource.id), [patient.id]);
+    page = (await client.nextPage({ bundle: page as never })) as Any;
+  }
+  assert.deepEqual(matches, observations);
+  const reverse = (await client.search({ resourceType: 'Patient', searchParams: { _id: patient.id, _revinclude: 'Observation:patient' } })) as Any;
+  assert.deepEqual(reverse.entry.filter((entry: Any) => entry.search.mode === 'include').map((entry: Any) => entry.resource.id), observations);
+  const history = (await client.history({ resourceType: 'Observation' })) as Any;
+  assert.deepEqual(history.entry.map((entry: Any) => entry.resource.id), [...observations].reverse());
+});

@@ -45,7 +45,7 @@ test('Observation?subject=Patient/X is refused with 400 naming subject and listi
   assert.equal(outcome.issue[0]!.severity, 'error');
   assert.equal(outcome.issue[0]!.code, 'not-supported');
   assert.match(outcome.issue[0]!.diagnostics, /search parameter subject is not supported for Observation/);
-  assert.match(outcome.issue[0]!.diagnostics, /supported: _id, _lastUpdated, patient, code, _count, _sort, _total, _summary, _format, _pretty/);
+  assert.match(outcome.issue[0]!.diagnostics, /supported: _id, _lastUpdated, patient, code, _count, _sort, _total, _summary, _elements, _include, _format, _pretty/);
   assert.match(outcome.issue[0]!.diagnostics, /Prefer: handling=lenient/);
   // Prefer: handling=strict says the same.
   refused(await client.request('GET', `/fhir/Observation?subject=Patient/${mine}`, { headers: { prefer: 'handling=strict' } }), 'strict');
@@ -58,11 +58,13 @@ test('every unsupported parameter is named, one issue each: unknown names, modif
     ['Observation', 'patient:missing=true', /patient:missing: the modifier :missing is not supported on patient/],
     ['Observation', 'patient.name=Doe', /search parameter patient\.name is not supported/],
     ['Patient', '_has:Observation:patient:code=1', /search parameter _has:Observation:patient:code is not supported/],
-    ['Patient', '_summary=true', /_summary=true is not supported/],
-    ['Patient', '_elements=id', /search parameter _elements is not supported/],
-    ['Patient', '_include=Patient:link', /search parameter _include is not supported/],
-    ['Observation', '_revinclude=Provenance:target', /search parameter _revinclude is not supported/],
-    ['Patient', '_sort=name', /_sort=name is not supported for Patient \(only _lastUpdated and -_lastUpdated\)/],
+    ['Patient', '_summary=bogus', /_summary=bogus is not a summary mode/],
+    ['Patient', '_elements=colour', /_elements: colour is not a top-level element of Patient/],
+    ['Patient', '_include=Patient:link', /_include=Patient:link is not supported for Patient \(offered: none\)/],
+    ['Observation', '_revinclude=Provenance:target', /_revinclude=Provenance:target is not supported for Observation \(offered: none\)/],
+    ['Observation', '_include=*', /_include=\* is not supported for Observation \(offered: Observation:patient\)/],
+    ['Observation', '_include:iterate=Observation:patient', /modifiers of _include and _revinclude \(:iterate\) are not supported/],
+    ['Patient', '_sort=colour', /_sort=colour: colour is not a sort key of Patient \(_id, _lastUpdated, identifier, name, birthdate, gender/],
     ['Patient', '_contained=true', /search parameter _contained is not supported/],
     ['DiagnosticReport', '_sort=-_lastUpdated', /_sort is not supported for DiagnosticReport/],
     ['DiagnosticReport', '_lastUpdated=gt2020', /search parameter _lastUpdated is not supported for DiagnosticReport/],
@@ -72,10 +74,10 @@ test('every unsupported parameter is named, one issue each: unknown names, modif
     assert.match(outcome.issue[0]!.diagnostics, diagnostics, query);
     assert.match(outcome.issue[0]!.diagnostics, /supported: _id, /, query);
   }
-  const several = refused(await client.request('GET', '/fhir/Patient?colour=blue&gender=female&name:exact=Doe&_elements=id'), 'several');
+  const several = refused(await client.request('GET', '/fhir/Patient?colour=blue&gender=female&name:exact=Doe&_elements=colour'), 'several');
   assert.deepEqual(
     several.issue.map((issue) => issue.diagnostics.split(';')[0]),
-    ['search parameter colour is not supported for Patient', 'name:exact: the modifier :exact is not supported on name (no modifiers are)', 'search parameter _elements is not supported for Patient'],
+    ['search parameter colour is not supported for Patient', 'name:exact: the modifier :exact is not supported on name (no modifiers are)', '_elements: colour is not a top-level element of Patient'],
   );
   // POST _search and conditional create refuse them too.
   const form = await client.request('POST', '/fhir/Observation/_search', { body: 'subject=Patient/x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
@@ -85,7 +87,7 @@ test('every unsupported parameter is named, one issue each: unknown names, modif
 test('Prefer: handling=lenient ignores them, reports them, and the self link shows only what was applied', async () => {
   const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const { mine, myObservation, theirObservation } = await twoPatientsWithObservations(client);
-  const response = await client.request('GET', `/fhir/Observation?subject=Patient/${mine}&code:text=Hb&_sort=-_lastUpdated&_count=5&_elements=id`, {
+  const response = await client.request('GET', `/fhir/Observation?subject=Patient/${mine}&code:text=Hb&_sort=-_lastUpdated&_count=5&_elements=colour`, {
     headers: { prefer: 'handling=lenient' },
   });
   assert.equal(response.statusCode, 200, response.body);

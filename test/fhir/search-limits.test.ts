@@ -170,3 +170,38 @@ test('searches waiting on the database leave the connections intake needs free',
     await app.close();
   }
 });
+
+test('type and system history and _include run under the same bounds: the per-key limit counts them, the statement timeout cancels them', async () => {
+  const app = await origin({ CG_SEARCH_CONCURRENCY_PER_KEY: '1', CG_SEARCH_TIMEOUT_MS: '2000' });
+  const client = await fhirClient(app, db.database);
+  const lock = await lockResources();
+  try {
+    const held = client.request('GET', '/fhir/Observation?_include=Observation:patient');
+    await lock.waiting(1);
+    for (const url of ['/fhir/_history', '/fhir/Patient/_history', '/fhir/Patient?_revinclude=Observation:patient']) {
+      const refused = await client.request('GET', url);
+      assert.equal(refused.statusCode, 429, `${url}: ${refused.body}`);
+    }
+    await lock.release();
+    assert.equal((await held).statusCode, 200);
+  } finally {
+    await lock.release();
+    await app.close();
+  }
+  const timed = await origin({ CG_SEARCH_TIMEOUT_MS: '300' });
+  const holder = new pg.Client({ connectionString: db.connectionString });
+  await holder.connect();
+  await holder.query('BEGIN; LOCK TABLE clinical_resource_version IN ACCESS EXCLUSIVE MODE');
+  try {
+    const timedClient = await fhirClient(timed, db.database);
+    for (const url of ['/fhir/_history', '/fhir/Observation/_history?_since=2020-01-01']) {
+      const response = await timedClient.request('GET', url);
+      assert.equal(response.statusCode, 400, response.body);
+      assert.equal(outcomeCode(response.body), 'too-costly');
+    }
+  } finally {
+    await holder.query('ROLLBACK');
+    await holder.end();
+    await timed.close();
+  }
+});

@@ -143,6 +143,13 @@ async function runWorkload(): Promise<void> {
   const report = await runCliJson<{ id: string }>(['report', 'create', '--site', 'North', '--study', study, '--text', 'Normal.', '--status', 'draft', '--author', 'ris@north.test'], env);
   await expect(fetch(`${fhir}/DiagnosticReport/${report.id}`, { headers }), 200);
   await expect(fetch(`${fhir}/DiagnosticReport?patient=${patientId}&status=preliminary`, { headers }), 200);
+  // Result parameters and type/system history (issue 22).
+  await expect(fetch(`${fhir}/Observation?patient=${patientId}&_include=Observation:patient&_sort=code,-_lastUpdated`, { headers }), 200);
+  await expect(fetch(`${fhir}/Patient?_id=${patientId}&_revinclude=Observation:patient&_revinclude=DiagnosticReport:patient`, { headers }), 200);
+  await expect(fetch(`${fhir}/DiagnosticReport?patient=${patientId}&_include=DiagnosticReport:patient`, { headers }), 200);
+  await expect(fetch(`${fhir}/Patient?_sort=-name,birthdate`, { headers }), 200);
+  await expect(fetch(`${fhir}/Patient/_history?_since=2020-01-01`, { headers }), 200);
+  await expect(fetch(`${fhir}/_history?_at=${new Date().toISOString().slice(0, 10)}&_count=2`, { headers }), 200);
 
   // The administration app: the site's clinician, then the first-run service admin.
   const admin = `http://127.0.0.1:${service.ports.admin}`;

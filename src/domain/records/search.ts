@@ -3,7 +3,7 @@ import type { Queryable } from '../../storage/database.ts';
 import type { SiteContext } from '../site-context.ts';
 import { isResourceId, normalizeForNameSearch } from './index-values.ts';
 import { present } from './read.ts';
-import type { StoredResourceType } from './search-parameters.ts';
+import { searchParameters, type StoredResourceType } from './search-parameters.ts';
 
 /**
  * The search engine of the store, in domain terms: conditions are ANDed, the values inside one
@@ -27,11 +27,25 @@ export type SearchCondition =
   | { kind: 'birthdate'; values: { prefix: ComparisonPrefix; start: string; end: string }[] }
   | { kind: 'last-updated'; values: { prefix: ComparisonPrefix; start: Date; end: Date }[] };
 
-export type SearchSort = 'created' | '_lastUpdated' | '-_lastUpdated';
+/**
+ * One key of _sort (search.html#sort): `_id`, `_lastUpdated` or a search parameter of the type.
+ * No keys: creation order.
+ */
+export interface SearchSortKey {
+  key: string;
+  descending: boolean;
+}
 
-/** Where the previous page ended. `asOf` bounds _lastUpdated-sorted paging (see below). */
+export type SearchSort = SearchSortKey[];
+
+/**
+ * Where the previous page ended: the last row's sort key values (as text, null for a missing
+ * value) and its seq. `asOf` bounds sorted paging (see below). `lastUpdated` is the single key of
+ * tokens made before several keys were supported.
+ */
 export interface SearchPosition {
   seq: string;
+  keys?: (string | null)[];
   lastUpdated?: string;
   asOf?: string;
 }
@@ -79,17 +93,83 @@ export interface SearchSql {
   asOf: string | undefined;
 }
 
+/** A sort key as SQL: its expression over `r`, the type its cursor value casts back to, whether it can be null. */
+interface SortColumn {
+  expression: string;
+  cast: string;
+  nullable: boolean;
+}
+
+/** The sort keys a type accepts: _id, _lastUpdated and every search parameter of the type. */
+export function sortableKeys(type: StoredResourceType): string[] {
+  return ['_id', '_lastUpdated', ...searchParameters[type].map((parameter) => parameter.name)];
+}
+
+function sortColumn(sql: SqlBuilder, type: StoredResourceType, key: SearchSortKey): SortColumn {
+  if (key.key === '_id') return { expression: 'r.id', cast: 'uuid', nullable: false };
+  if (key.key === '_lastUpdated') return { expression: 'r.last_updated', cast: 'timestamptz', nullable: false };
+  const parameter = searchParameters[type].find((candidate) => candidate.name === key.key);
+  if (!parameter) throw new Error(`${type} has no sort key ${key.key}`);
+  switch (parameter.index.kind) {
+    case 'patient-reference':
+      return { expression: 'r.patient_id', cast: 'uuid', nullable: true };
+    case 'name':
+      return { expression: 'r.name_search', cast: 'text', nullable: true };
+    case 'birthdate':
+      // A partial date is a range: ascending orders by its first day, descending by its last.
+      return { expression: key.descending ? 'r.birth_date_end' : 'r.birth_date_start', cast: 'date', nullable: true };
+    case 'token':
+      // Several codes: ascending orders by the lowest, descending by the highest (as R5 says).
+      return {
+        expression: `(SELECT ${key.descending ? 'max' : 'min'}(t.code) FROM clinical_resource_token t
+          WHERE t.site_id = r.site_id AND t.resource_type = r.resource_type AND t.resource_id = r.id AND t.param = ${sql.add(parameter.name)})`,
+        cast: 'text',
+        nullable: true,
+      };
+  }
+}
+
+/**
+ * The rows strictly after the cursor in the order of `keys` then seq, missing values last in
+ * either direction. All keys non-null in one direction: one row comparison, which an index on
+ * those columns serves as a range; otherwise the expanded form
+ * (k1 after v1) OR (k1 = v1 AND ((k2 after v2) OR (k2 = v2 AND …))).
+ */
+function afterCursorSql(sql: SqlBuilder, columns: SortColumn[], keys: SearchSortKey[], values: (string | null)[], seq: string, seqDescending: boolean): string {
+  const seqValue = `${sql.add(seq)}::bigint`;
+  const direction = (descending: boolean) => (descending ? '<' : '>');
+  if (columns.every((column) => !column.nullable) && keys.every((key) => key.descending === seqDescending)) {
+    const left = [...columns.map((column) => column.expression), 'r.seq'];
+    const right = [...columns.map((column, index) => `${sql.add(values[index])}::${column.cast}`), seqValue];
+    return `(${left.join(', ')}) ${direction(seqDescending)} (${right.join(', ')})`;
+  }
+  let condition = `r.seq ${direction(seqDescending)} ${seqValue}`;
+  for (let index = columns.length - 1; index >= 0; index--) {
+    const { expression, cast } = columns[index]!;
+    const value = values[index];
+    if (value === null || value === undefined) {
+      // After a missing value come only other rows missing it (missing values are last).
+      condition = `(${expression} IS NULL AND ${condition})`;
+    } else {
+      const bound = `${sql.add(value)}::${cast}`;
+      condition = `(${expression} ${direction(keys[index]!.descending)} ${bound} OR ${expression} IS NULL OR (${expression} = ${bound} AND ${condition}))`;
+    }
+  }
+  return condition;
+}
+
 export function searchSql(site: SiteContext, request: SearchRequest): SearchSql {
   const sql = new SqlBuilder();
   const where = [`r.site_id = ${sql.add(site.siteId)}`, `r.resource_type = ${sql.add(request.type)}`];
   for (const condition of request.conditions) where.push(conditionSql(sql, condition));
 
   // Creation order (seq) never changes, so default paging has no duplicates or gaps while
-  // resources are updated. Ordered by _lastUpdated, an update moves a resource; so every page
-  // of such a search sees the data as of its first page: resources changed later are left out
-  // (a client syncing with _lastUpdated=gt… picks them up) rather than shown twice.
-  const lastUpdatedSort = request.sort !== 'created';
-  const asOf = lastUpdatedSort ? (request.after?.asOf ?? new Date().toISOString()) : undefined;
+  // resources are updated. Under _sort an update can move a resource (a new _lastUpdated, a new
+  // code); so every page of a sorted search sees the data as of its first page: resources
+  // changed or created later are left out (a client syncing with _lastUpdated=gt… picks them up)
+  // rather than shown twice or skipped.
+  const sorted = request.sort.length > 0;
+  const asOf = sorted ? (request.after?.asOf ?? new Date().toISOString()) : undefined;
   if (asOf !== undefined) where.push(`r.last_updated <= ${sql.add(asOf)}::timestamptz`);
   const matching = `SELECT 1 FROM clinical_resource r WHERE ${where.join(' AND ')}`;
   const count = {
@@ -103,26 +183,32 @@ export function searchSql(site: SiteContext, request: SearchRequest): SearchSql 
 
   const pageWhere = [...where];
   const after = request.after;
-  let order: string;
-  if (request.sort === 'created') {
-    if (after) pageWhere.push(`r.seq > ${sql.add(after.seq)}::bigint`);
-    order = 'r.seq ASC';
-  } else {
-    const direction = request.sort === '_lastUpdated' ? '>' : '<';
-    if (after?.lastUpdated) {
-      pageWhere.push(`(r.last_updated, r.seq) ${direction} (${sql.add(after.lastUpdated)}::timestamptz, ${sql.add(after.seq)}::bigint)`);
-    }
-    order = request.sort === '_lastUpdated' ? 'r.last_updated ASC, r.seq ASC' : 'r.last_updated DESC, r.seq DESC';
+  const columns = request.sort.map((key) => sortColumn(sql, request.type, key));
+  // The tie-break follows the last key's direction, so that a single key (_lastUpdated either
+  // way) walks its index (site_id, resource_type, last_updated, seq) in one direction.
+  const seqDescending = request.sort[request.sort.length - 1]?.descending ?? false;
+  const keyValues = after?.keys ?? (after?.lastUpdated !== undefined ? [after.lastUpdated] : undefined);
+  if (after && (!sorted || keyValues)) {
+    pageWhere.push(sorted ? afterCursorSql(sql, columns, request.sort, keyValues!, after.seq, seqDescending) : `r.seq > ${sql.add(after.seq)}::bigint`);
   }
+  const order = (alias: string, outer: boolean) => [
+    ...request.sort.map((key, index) => {
+      const nulls = columns[index]!.nullable ? ' NULLS LAST' : '';
+      return `${outer ? `${alias}.k${index}` : `k${index}`} ${key.descending ? 'DESC' : 'ASC'}${nulls}`;
+    }),
+    `${alias}.seq ${seqDescending ? 'DESC' : 'ASC'}`,
+  ].join(', ');
+  const keyOutputs = columns.map((column, index) => `, ${column.expression} AS k${index}`).join('');
+  const keyTexts = columns.map((_column, index) => `, p.k${index}::text AS t${index}`).join('');
   // Two steps: choose the page's ids from the indexes alone (the primary key includes seq
   // and last_updated), then read the content of those rows only; sorting thousands of matches
   // then never drags their JSON along.
   const page = {
-    text: `SELECT c.content, p.seq::text AS seq, p.last_updated
-      FROM (SELECT r.id, r.seq, r.last_updated FROM clinical_resource r
-             WHERE ${pageWhere.join(' AND ')} ORDER BY ${order} LIMIT ${sql.add(request.count + 1)}) p
+    text: `SELECT c.content, p.seq::text AS seq${keyTexts}
+      FROM (SELECT r.id, r.seq${keyOutputs} FROM clinical_resource r
+             WHERE ${pageWhere.join(' AND ')} ORDER BY ${order('r', false)} LIMIT ${sql.add(request.count + 1)}) p
       JOIN clinical_resource c ON c.site_id = $1 AND c.resource_type = $2 AND c.id = p.id
-      ORDER BY ${order.replaceAll('r.', 'p.')}`,
+      ORDER BY ${order('p', true)}`,
     values: sql.params,
   };
   return { count, matches, page, asOf };
@@ -136,7 +222,7 @@ export async function searchResources(db: Queryable, site: SiteContext, request:
     if (request.total === 'accurate' || counted <= exactTotalLimit) total = counted;
     else if (request.total === 'estimate') total = Math.max(counted, await estimate(db, sql.matches));
   }
-  const { rows } = await db.query<{ content: Resource; seq: string; last_updated: Date }>(sql.page.text, sql.page.values);
+  const { rows } = await db.query<{ content: Resource; seq: string; [key: `t${number}`]: string | null }>(sql.page.text, sql.page.values);
   const page = rows.slice(0, request.count);
   const last = page[page.length - 1];
   const result: SearchResult = { resources: page.map((row) => present(row.content)) };
@@ -144,8 +230,8 @@ export async function searchResources(db: Queryable, site: SiteContext, request:
   if (rows.length > request.count && last) {
     result.next = { seq: last.seq };
     if (sql.asOf !== undefined) {
-      // Stored from meta.lastUpdated, so millisecond precision round-trips exactly.
-      result.next.lastUpdated = last.last_updated.toISOString();
+      // As PostgreSQL writes them, so each casts back to exactly the value it was.
+      result.next.keys = request.sort.map((_key, index) => last[`t${index}`] ?? null);
       result.next.asOf = sql.asOf;
     }
   }

@@ -1,6 +1,13 @@
 import type { CapabilityStatement, CapabilityStatementRestResource } from '@medplum/fhirtypes';
 import { maxPageSize } from '../search/search-limits.ts';
-import { historyParameters, resourceDefinitions, resultParameters, type FhirResourceDefinition } from './resource-definitions.ts';
+import {
+  historyParameters,
+  includeTargets,
+  resourceDefinitions,
+  resultParameters,
+  revIncludeTargets,
+  type FhirResourceDefinition,
+} from './resource-definitions.ts';
 
 /**
  * GET /fhir/metadata (https://hl7.org/fhir/R4/http.html#capabilities): generated from the same
@@ -37,6 +44,8 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
               'urn:uuid: and urn:oid: fullUrls resolved and references rewritten; ifNoneExist, conditional update and conditional references; ' +
               'reads run after the writes commit.',
           },
+          // GET /fhir/_history: the versions of every stored type of the site (history-list-routes.ts).
+          { code: 'history-system', documentation: 'Newest first, with _since, _at and _count; the stored types only (DiagnosticReport keeps no versions).' },
         ],
         security: {
           cors: options.cors,
@@ -57,16 +66,26 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
           conditionalRead: 'full-support' as const,
           conditionalUpdate: definition.interactions.includes('update'),
           conditionalDelete: 'not-supported' as const,
-          searchParam: definition.searchParameters.map((parameter) => ({
-            name: parameter.name,
-            type: parameter.type,
-            documentation: parameter.description,
-          })),
+          searchInclude: includeTargets(definition).map((target) => `${target.sourceType}:${target.parameter}`),
+          searchRevInclude: revIncludeTargets(definition).map((target) => `${target.sourceType}:${target.parameter}`),
+          searchParam: [
+            ...definition.searchParameters.map((parameter) => ({
+              name: parameter.name,
+              type: parameter.type,
+              documentation: parameter.description,
+            })),
+            // The result parameters that choose order and content (search.html#return).
+            ...resultParameters(definition)
+              .filter((parameter) => claimedResultParameters.includes(parameter.name))
+              .map((parameter) => ({ name: parameter.name, type: 'special' as const, documentation: parameter.description })),
+          ],
         })),
       },
     ],
   };
 }
+
+const claimedResultParameters = ['_sort', '_summary', '_elements'];
 
 function resourceDocumentation(definition: FhirResourceDefinition): string {
   const results = resultParameters(definition)

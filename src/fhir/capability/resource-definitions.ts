@@ -1,11 +1,11 @@
+import { sortableKeys } from '../../domain/records/search.ts';
 import {
   searchParameters,
   storedResourceTypes,
   type SearchParameterDefinition,
   type StoredResourceType,
 } from '../../domain/records/search-parameters.ts';
-import type { SearchSort } from '../../domain/records/resource-store.ts';
-import { defaultPageSize, maxPageSize } from '../search/search-limits.ts';
+import { defaultPageSize, maxIncludedPerPage, maxPageSize } from '../search/search-limits.ts';
 
 /**
  * What the FHIR origin serves, type by type: the router registers exactly these interactions,
@@ -13,7 +13,7 @@ import { defaultPageSize, maxPageSize } from '../search/search-limits.ts';
  * from this list, so the three cannot disagree (https://hl7.org/fhir/R4/capabilitystatement.html).
  */
 
-export type TypeInteraction = 'read' | 'vread' | 'history-instance' | 'search-type' | 'create' | 'update';
+export type TypeInteraction = 'read' | 'vread' | 'history-instance' | 'history-type' | 'search-type' | 'create' | 'update';
 
 export interface FhirSearchParameter {
   name: string;
@@ -35,8 +35,8 @@ export interface FhirResourceDefinition {
    * (the client choosing the id), which no type offers: ids are the service's.
    */
   putWithoutIdCreates: boolean;
-  /** The _sort values search honours (search.html#sort); none: _sort is not supported. */
-  sorts: Exclude<SearchSort, 'created'>[];
+  /** The _sort keys search honours (search.html#sort), each ascending or with - descending; none: _sort is not supported. */
+  sorts: string[];
 }
 
 /** Result and common parameters that work on every type (search.html#all). */
@@ -45,7 +45,7 @@ export const commonSearchParameters: FhirSearchParameter[] = [
   { name: '_lastUpdated', type: 'date', description: 'When the resource version was stored (prefixes eq, ne, lt, le, gt, ge)' },
 ];
 
-export const storedInteractions: TypeInteraction[] = ['read', 'vread', 'history-instance', 'search-type', 'create', 'update'];
+export const storedInteractions: TypeInteraction[] = ['read', 'vread', 'history-instance', 'history-type', 'search-type', 'create', 'update'];
 
 function fromDomain(parameter: SearchParameterDefinition): FhirSearchParameter {
   return {
@@ -71,7 +71,7 @@ export const resourceDefinitions: FhirResourceDefinition[] = [
       stored: true,
       conditionalCreate: true,
       putWithoutIdCreates: type === 'Patient',
-      sorts: ['_lastUpdated', '-_lastUpdated'],
+      sorts: sortableKeys(type),
     }),
   ),
   {
@@ -87,16 +87,52 @@ export const resourceDefinitions: FhirResourceDefinition[] = [
   },
 ];
 
+/** A reference search parameter that _include or _revinclude follows: sourceType's parameter points to targetType. */
+export interface IncludeTarget {
+  sourceType: string;
+  parameter: string;
+  targetType: string;
+}
+
+/** Every reference search parameter of the served types (all point to Patient). */
+export const referenceParameters: IncludeTarget[] = resourceDefinitionsReferences();
+
+function resourceDefinitionsReferences(): IncludeTarget[] {
+  return resourceDefinitions.flatMap((definition) =>
+    definition.searchParameters
+      .filter((parameter) => parameter.type === 'reference')
+      .flatMap((parameter) => (parameter.target ?? []).map((targetType) => ({ sourceType: definition.type, parameter: parameter.name, targetType }))),
+  );
+}
+
+/** What _include accepts on a search of the type: its own reference parameters. */
+export function includeTargets(definition: FhirResourceDefinition): IncludeTarget[] {
+  return referenceParameters.filter((target) => target.sourceType === definition.type);
+}
+
+/** What _revinclude accepts on a search of the type: the reference parameters pointing to it. */
+export function revIncludeTargets(definition: FhirResourceDefinition): IncludeTarget[] {
+  return referenceParameters.filter((target) => target.targetType === definition.type);
+}
+
 /**
  * The result parameters (search.html#return) a search of the type applies. Any other parameter
  * is refused, or ignored under Prefer: handling=lenient (parse-search.ts).
  */
 export function resultParameters(definition: FhirResourceDefinition): { name: string; description: string }[] {
+  const includes = includeTargets(definition).map((target) => `${target.sourceType}:${target.parameter}`);
+  const revIncludes = revIncludeTargets(definition).map((target) => `${target.sourceType}:${target.parameter}`);
+  const included = `at most ${maxIncludedPerPage} included resources a page, then a warning`;
   return [
     { name: '_count', description: `Page size (default ${defaultPageSize}, at most ${maxPageSize}; larger values are clamped)` },
-    ...(definition.sorts.length > 0 ? [{ name: '_sort', description: `${definition.sorts.join(' or ')} (default: creation order)` }] : []),
+    ...(definition.sorts.length > 0
+      ? [{ name: '_sort', description: `comma-separated keys among ${definition.sorts.join('|')}; a leading - sorts descending; default: creation order` }]
+      : []),
     { name: '_total', description: 'none | estimate | accurate (default accurate)' },
-    { name: '_summary', description: 'count (the total only, no entries) or false (whole resources, the default)' },
+    { name: '_summary', description: 'true, text, data (a SUBSETTED part of each resource), count (the total only, no entries) or false (whole resources, the default)' },
+    { name: '_elements', description: 'comma-separated top-level element names: only those and the mandatory ones, tagged SUBSETTED' },
+    ...(includes.length > 0 ? [{ name: '_include', description: `${includes.join(', ')}: the referenced resources, search mode include; ${included}` }] : []),
+    ...(revIncludes.length > 0 ? [{ name: '_revinclude', description: `${revIncludes.join(', ')}: the resources referring to the matches, search mode include; ${included}` }] : []),
     { name: '_format', description: 'json or application/fhir+json (JSON is the only format)' },
     { name: '_pretty', description: 'true: indented JSON' },
   ];

@@ -1,10 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { resourceStore, type ResourceStore } from '../../domain/records/resource-store.ts';
-import type { SiteContext } from '../../domain/site-context.ts';
+import { describeActor, type SiteContext } from '../../domain/site-context.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import { siteContextOf } from '../../platform/http/site-context.ts';
 import { KeyedLimit } from '../../platform/keyed-limit.ts';
 import type { Services } from '../../platform/services.ts';
+import type { Queryable } from '../../storage/database.ts';
 import { loadPagingSecret } from '../search/paging-secret.ts';
 
 /** What every FHIR route needs: the services, the caller's site and store, the paging key. */
@@ -28,6 +29,26 @@ export function createFhirContext(services: Services): FhirContext {
       return secret;
     },
   };
+}
+
+/**
+ * Runs a search's statements under every search bound (docs/security.md): at most
+ * perKeyConcurrency at once per API key (429 past it), on the search pool, in one read-only
+ * transaction with the statement timeout.
+ */
+export async function boundedSearch<T>(context: FhirContext, site: SiteContext, work: (db: Queryable) => Promise<T>): Promise<T> {
+  const limits = context.services.config.limits.search;
+  const caller = describeActor(site.actor);
+  if (!context.searches.acquire(caller)) {
+    throw new HttpProblem(429, 'throttled', `this API key already has ${limits.perKeyConcurrency} searches running; wait for one to finish`, {
+      headers: { 'retry-after': '1' },
+    });
+  }
+  try {
+    return await context.services.database.search(limits, work);
+  } finally {
+    context.searches.release(caller);
+  }
 }
 
 export function siteOf(request: FastifyRequest): SiteContext {

@@ -2,7 +2,8 @@ import type { Bundle, Resource } from '@medplum/fhirtypes';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
 import { historyParameters, type FhirResourceDefinition } from '../capability/resource-definitions.ts';
-import { baseUrl, etag, sendJson } from '../http/resource-response.ts';
+import { baseUrl, sendJson } from '../http/resource-response.ts';
+import { historyEntry } from './history-entry.ts';
 import { queryString } from '../search/search-bundle.ts';
 import { auditFhirAccess } from './access-audit.ts';
 import { preference, queryPairs, storeFor, type FhirContext } from './fhir-context.ts';
@@ -60,16 +61,7 @@ export function registerHistoryRoutes(app: FastifyInstance, context: FhirContext
         type: 'history',
         total: page.total,
         link,
-        entry: page.versions.map((version) => ({
-          fullUrl: `${base}/${type}/${id}`,
-          resource: version,
-          request: { method: version.meta?.versionId === '1' ? 'POST' : 'PUT', url: version.meta?.versionId === '1' ? type : `${type}/${id}` },
-          response: {
-            status: version.meta?.versionId === '1' ? '201 Created' : '200 OK',
-            etag: etag(version.meta?.versionId),
-            ...(version.meta?.lastUpdated ? { lastModified: version.meta.lastUpdated } : {}),
-          },
-        })),
+        entry: page.versions.map((version) => historyEntry(base, version)),
       };
       return sendJson(reply, 200, bundle);
     },

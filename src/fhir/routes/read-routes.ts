@@ -6,7 +6,8 @@ import type { FhirResourceDefinition } from '../capability/resource-definitions.
 import { diagnosticReportOf } from '../diagnostic-report/report-view.ts';
 import { sendReadResource } from '../http/resource-response.ts';
 import { auditFhirAccess } from './access-audit.ts';
-import { siteOf, storeFor, type FhirContext } from './fhir-context.ts';
+import { readSubset, subsetResource } from '../search/subset.ts';
+import { queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, idParams, resourceResponses } from './route-options.ts';
 
 const conditionalReadHeaders = {
@@ -14,6 +15,15 @@ const conditionalReadHeaders = {
   properties: {
     'if-none-match': { type: 'string', description: 'Conditional read: W/"{versionId}" (or a list, or *); 304 when it names the current version' },
     'if-modified-since': { type: 'string', description: 'Conditional read: an HTTP-date; 304 when the resource is not newer (ignored with If-None-Match)' },
+  },
+};
+const readQuerystring = {
+  type: 'object',
+  properties: {
+    _summary: { type: 'string', description: 'true, text or data: a SUBSETTED part of the resource (search.html#summary); false: all of it' },
+    _elements: { type: 'string', description: 'Comma-separated top-level element names: only those and the mandatory ones, tagged SUBSETTED' },
+    _format: { type: 'string', description: 'json' },
+    _pretty: { type: 'string', description: 'true: indented JSON' },
   },
 };
 const notModifiedResponse = { 304: { description: 'Not Modified: the client\'s copy is current (ETag and Last-Modified, no body)', type: 'null' } };
@@ -28,6 +38,10 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
     const what = versionId === undefined ? `${type}/${id}` : `${type}/${id}/_history/${versionId}`;
     return new DomainError('not-found', `${what} is not known`);
   };
+  const subsetted = (request: Parameters<typeof siteOf>[0], resource: Resource): Resource => {
+    const subset = readSubset(type, queryPairs(request));
+    return subset ? subsetResource(resource, subset) : resource;
+  };
   const readCurrent = async (request: Parameters<typeof siteOf>[0], id: string): Promise<Resource | undefined> => {
     if (definition.stored) return storeFor(context, request).read(type as Resource['resourceType'], id);
     const report = await readReport(context.services.database, siteOf(request), id);
@@ -36,12 +50,12 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
 
   app.get<{ Params: { id: string } }>(
     `/fhir/${type}/:id`,
-    fhirRoute({ summary: `Read a ${type}`, tags: [type], params: idParams, headers: conditionalReadHeaders, response: { ...resourceResponses(type, 200), ...notModifiedResponse } }),
+    fhirRoute({ summary: `Read a ${type}`, tags: [type], params: idParams, querystring: readQuerystring, headers: conditionalReadHeaders, response: { ...resourceResponses(type, 200), ...notModifiedResponse } }),
     async (request, reply) => {
       const resource = await readCurrent(request, request.params.id);
       if (!resource) throw notFound(request.params.id);
       auditFhirAccess(context, request, 'read', type, [resource]);
-      return sendReadResource(reply, resource);
+      return sendReadResource(reply, subsetted(request, resource));
     },
   );
 
@@ -51,6 +65,7 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
       summary: `Read one version of a ${type}`,
       tags: [type],
       params: { ...idParams, properties: { ...idParams.properties, vid: { type: 'string', description: 'The version id' } }, required: ['id', 'vid'] },
+      querystring: readQuerystring,
       headers: conditionalReadHeaders,
       response: { ...resourceResponses(type, 200), ...notModifiedResponse },
     }),
@@ -65,7 +80,7 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
       }
       if (!resource) throw notFound(id, vid);
       auditFhirAccess(context, request, 'vread', type, [resource]);
-      return sendReadResource(reply, resource);
+      return sendReadResource(reply, subsetted(request, resource));
     },
   );
 }

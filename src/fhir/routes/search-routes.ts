@@ -9,12 +9,14 @@ import { searchDiagnosticReports } from '../diagnostic-report/search-reports.ts'
 import { baseUrl, sendJson } from '../http/resource-response.ts';
 import { decodePageToken, encodePageToken, type PageState } from '../search/paging-token.ts';
 import { parseSearch, type ParsedSearch } from '../search/parse-search.ts';
+import { includedResources, type IncludedPage } from '../search/include.ts';
 import { checkSearchBudget } from '../search/search-budget.ts';
+import { maxIncludedPerPage } from '../search/search-limits.ts';
+import { subsetResource } from '../search/subset.ts';
 import { queryString, searchsetBundle } from '../search/search-bundle.ts';
 import { resourceStore } from '../../domain/records/resource-store.ts';
-import { describeActor } from '../../domain/site-context.ts';
 import { auditFhirAccess } from './access-audit.ts';
-import { formPairs, preference, queryPairs, siteOf, type FhirContext } from './fhir-context.ts';
+import { boundedSearch, formPairs, preference, queryPairs, siteOf, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, handlingHeader, resourceResponses, unsupportedParameterPolicy, unsupportedParameterResponse } from './route-options.ts';
 
 /**
@@ -89,20 +91,19 @@ async function search(
   const firstUrl = `${base}/${definition.type}${queryString([...parsed.criteria, ...parsed.control])}`;
   const selfUrl = token === undefined ? firstUrl : `${base}/${definition.type}${queryString([['_page', token]])}`;
 
-  const caller = describeActor(site.actor);
-  if (!context.searches.acquire(caller)) {
-    throw new HttpProblem(429, 'throttled', `this API key already has ${limits.perKeyConcurrency} searches running; wait for one to finish`, {
-      headers: { 'retry-after': '1' },
-    });
-  }
-  let found: { resources: Resource[]; total: number | undefined; next: PageState['position'] | undefined };
-  try {
-    found = await context.services.database.search(limits, (db) => runSearch(db, definition, site, parsed, state));
-  } finally {
-    context.searches.release(caller);
-  }
-  const { resources, total, next } = found;
-  auditFhirAccess(context, request, 'search', definition.type, resources, queryString([...parsed.criteria, ...parsed.control]));
+  const found: FoundPage = await boundedSearch(context, site, async (db) => {
+    const page = await runSearch(db, definition, site, parsed, state);
+    const included = await includedResources(db, site, page.resources, parsed.include, parsed.revinclude);
+    return { ...page, included };
+  });
+  const { total, next, included } = found;
+  // Included resources are read like matches: the access log names them too.
+  auditFhirAccess(context, request, 'search', definition.type, [...found.resources, ...included.resources], queryString([...parsed.criteria, ...parsed.control]));
+  const subset = parsed.subset;
+  const shown = (resources: Resource[]) => (subset ? resources.map((resource) => subsetResource(resource, subset)) : resources);
+  const warnings = included.truncated
+    ? [`this page refers to more than ${maxIncludedPerPage} resources to include; the first ${maxIncludedPerPage} are given: ask for a smaller _count to have them all`]
+    : [];
   let nextUrl: string | undefined;
   if (next) {
     const nextToken = encodePageToken(await context.pagingSecret(), site.siteId, {
@@ -116,18 +117,31 @@ async function search(
   return sendJson(
     reply,
     200,
-    searchsetBundle({ base, resources, ...(total !== undefined ? { total } : {}), selfUrl, ...(nextUrl ? { nextUrl } : {}), ignored: parsed.ignored }),
+    searchsetBundle({
+      base,
+      resources: shown(found.resources),
+      included: shown(included.resources),
+      warnings,
+      ...(total !== undefined ? { total } : {}),
+      selfUrl,
+      ...(nextUrl ? { nextUrl } : {}),
+      ignored: parsed.ignored,
+    }),
   );
 }
 
+interface MatchPage {
+  resources: Resource[];
+  total: number | undefined;
+  next: PageState['position'] | undefined;
+}
+
+interface FoundPage extends MatchPage {
+  included: IncludedPage;
+}
+
 /** The statements of one search, on the connection `Database.search` gives (its budget applies). */
-async function runSearch(
-  db: Queryable,
-  definition: FhirResourceDefinition,
-  site: SiteContext,
-  parsed: ParsedSearch,
-  state: PageState | undefined,
-): Promise<{ resources: Resource[]; total: number | undefined; next: PageState['position'] | undefined }> {
+async function runSearch(db: Queryable, definition: FhirResourceDefinition, site: SiteContext, parsed: ParsedSearch, state: PageState | undefined): Promise<MatchPage> {
   if (definition.stored) {
     const result = await resourceStore(db, site).search({
       type: definition.type as SearchRequest['type'],

@@ -24,7 +24,7 @@ export interface MatchCriteria {
 export function matchCriteria(definition: FhirResourceDefinition, pairs: [string, string][], what: string): MatchCriteria {
   const parsed = parseSearch(definition, pairs, true);
   if (parsed.conditions.length === 0) throw new HttpProblem(400, 'invalid', `${what} has no search criteria`);
-  const search: SearchRequest = { type: definition.type as SearchRequest['type'], conditions: parsed.conditions, sort: 'created', count: 2, total: 'none' };
+  const search: SearchRequest = { type: definition.type as SearchRequest['type'], conditions: parsed.conditions, sort: [], count: 2, total: 'none' };
   return { key: JSON.stringify(parsed.criteria), find: (locked: ResourceStore) => locked.search(search).then((result) => result.resources) };
 }
 

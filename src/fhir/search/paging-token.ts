@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { VersionCursor } from '../../domain/records/history.ts';
 import type { SearchPosition } from '../../domain/records/resource-store.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 
@@ -12,8 +13,8 @@ export interface PageState {
   type: string;
   criteria: [string, string][];
   control: [string, string][];
-  /** Keyset position of the record store, or the offset of the report view. */
-  position: SearchPosition & { offset?: number; afterId?: string };
+  /** Keyset position of the record store, the offset of the report view, or the last version of a history. */
+  position: SearchPosition & { offset?: number; afterId?: string; version?: VersionCursor };
 }
 
 const maxTokenLength = 16_384;

@@ -1,9 +1,17 @@
 import { dateRange, instantRange } from '../../domain/records/fhir-date.ts';
 import type { ComparisonPrefix, SearchCondition, SearchSort, SearchTotal, TokenValue } from '../../domain/records/resource-store.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
-import { supportedSearchParameterNames, type FhirResourceDefinition, type FhirSearchParameter } from '../capability/resource-definitions.ts';
+import {
+  includeTargets,
+  revIncludeTargets,
+  supportedSearchParameterNames,
+  type FhirResourceDefinition,
+  type FhirSearchParameter,
+  type IncludeTarget,
+} from '../capability/resource-definitions.ts';
 import { unsupportedParameters, type IgnoredParameter } from '../http/unsupported-parameters.ts';
 import { defaultPageSize, maxPageSize } from './search-limits.ts';
+import { isElementOf, type Subset } from './subset.ts';
 
 /**
  * A FHIR search request (https://hl7.org/fhir/R4/search.html) parsed into domain conditions:
@@ -25,8 +33,13 @@ export interface ParsedSearch {
   ignored: IgnoredParameter[];
   /** The criteria that decide the match set, canonical (sorted), for paging tokens and locks. */
   criteria: [string, string][];
-  /** _sort, _count, _total and _summary as applied, for the self and next links. */
+  /** _sort, _count, _total, _summary, _elements, _include and _revinclude as applied, for the self and next links. */
   control: [string, string][];
+  /** _include and _revinclude (search.html#include): which references to follow from the page's matches. */
+  include: IncludeTarget[];
+  revinclude: IncludeTarget[];
+  /** _summary=true|text|data or _elements: the part of each resource returned. */
+  subset?: Subset;
 }
 
 /** Accepted, without effect on the result: formatting (content-negotiation.ts, resource-response.ts). */
@@ -34,6 +47,7 @@ const formattingParameters = new Set(['_format', '_pretty']);
 const prefixes: ComparisonPrefix[] = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'];
 const maxParameters = 100;
 const maxValueLength = 4096;
+const maxSortKeys = 5;
 
 function bad(message: string): HttpProblem {
   return new HttpProblem(400, 'invalid', message);
@@ -41,9 +55,10 @@ function bad(message: string): HttpProblem {
 
 /** `strict`: refuse what is not applied (the default); false under Prefer: handling=lenient. */
 export function parseSearch(definition: FhirResourceDefinition, params: [string, string][], strict: boolean): ParsedSearch {
-  const parsed: ParsedSearch = { conditions: [], sort: 'created', count: defaultPageSize, total: 'bounded', ignored: [], criteria: [], control: [] };
+  const parsed: ParsedSearch = { conditions: [], sort: [], count: defaultPageSize, total: 'bounded', ignored: [], criteria: [], control: [], include: [], revinclude: [] };
   const ignore = (name: string, reason: string) => parsed.ignored.push({ name, reason });
-  let summaryCount = false;
+  let summary: string | undefined;
+  let elements: string[] | undefined;
   if (params.length > maxParameters) throw bad(`a search takes at most ${maxParameters} parameters`);
   for (const [rawName, value] of params) {
     if (formattingParameters.has(rawName) || rawName === '_page') continue;
@@ -65,22 +80,54 @@ export function parseSearch(definition: FhirResourceDefinition, params: [string,
       continue;
     }
     if (rawName === '_sort') {
-      const sort = definition.sorts.find((candidate) => candidate === value);
-      if (sort) {
+      if (parsed.sort.length > 0) throw bad('_sort may be given once (several keys are separated by commas)');
+      const sort = parseSort(definition, value);
+      if (typeof sort === 'string') ignore(rawName, sort);
+      else {
         parsed.sort = sort;
         parsed.control.push([rawName, value]);
-      } else if (definition.sorts.length === 0) {
-        ignore(rawName, `_sort is not supported for ${definition.type} (its results are newest first)`);
-      } else {
-        ignore(rawName, `_sort=${value} is not supported for ${definition.type} (only ${definition.sorts.join(' and ')})`);
       }
       continue;
     }
     if (rawName === '_summary') {
       // search.html#summary: count is the total without entries; false is the default.
-      summaryCount ||= value === 'count';
-      if (value === 'count' || value === 'false') parsed.control.push([rawName, value]);
-      else ignore(rawName, `_summary=${value} is not supported (only count and false)`);
+      if (summary !== undefined) throw bad('_summary may be given once');
+      if (!['true', 'text', 'data', 'count', 'false'].includes(value)) {
+        ignore(rawName, `_summary=${value} is not a summary mode (true, text, data, count or false)`);
+        continue;
+      }
+      summary = value;
+      parsed.control.push([rawName, value]);
+      continue;
+    }
+    if (rawName === '_elements') {
+      if (elements !== undefined) throw bad('_elements may be given once (elements are separated by commas)');
+      const names = value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+      const unknown = names.filter((name) => !isElementOf(definition.type, name));
+      if (unknown.length > 0) {
+        ignore(rawName, `_elements: ${unknown.join(', ')} ${unknown.length === 1 ? 'is not a top-level element' : 'are not top-level elements'} of ${definition.type}`);
+        continue;
+      }
+      elements = names;
+      parsed.control.push([rawName, value]);
+      continue;
+    }
+    if (rawName === '_include' || rawName === '_revinclude') {
+      const targets = rawName === '_include' ? includeTargets(definition) : revIncludeTargets(definition);
+      const [sourceType, parameterName, targetType] = value.split(':');
+      const target = targets.find((candidate) => candidate.sourceType === sourceType && candidate.parameter === parameterName);
+      if (!target || (targetType !== undefined && targetType !== target.targetType) || value.split(':').length > 3) {
+        const offered = targets.map((candidate) => `${candidate.sourceType}:${candidate.parameter}`).join(', ') || 'none';
+        ignore(rawName, `${rawName}=${value} is not supported for ${definition.type} (offered: ${offered})`);
+        continue;
+      }
+      const list = rawName === '_include' ? parsed.include : parsed.revinclude;
+      if (!list.includes(target)) list.push(target);
+      parsed.control.push([rawName, value]);
+      continue;
+    }
+    if (rawName.startsWith('_include:') || rawName.startsWith('_revinclude:')) {
+      ignore(rawName, `${rawName}: modifiers of _include and _revinclude (:iterate) are not supported`);
       continue;
     }
     const [name, modifier] = rawName.split(':', 2) as [string, string | undefined];
@@ -101,9 +148,33 @@ export function parseSearch(definition: FhirResourceDefinition, params: [string,
     parsed.criteria.push([name, value]);
   }
   if (strict && parsed.ignored.length > 0) throw unsupportedParameters(supportedSearchParameterNames(definition), parsed.ignored);
-  if (summaryCount) parsed.count = 0;
+  if (summary === 'count') parsed.count = 0;
+  if (elements !== undefined && summary !== undefined && summary !== 'false' && summary !== 'count') {
+    throw bad('_summary and _elements choose the returned elements in different ways: give one of them');
+  }
+  if (summary === 'true' || summary === 'text' || summary === 'data') parsed.subset = { summary };
+  else if (elements !== undefined && summary !== 'count') parsed.subset = { elements };
   parsed.criteria.sort((a, b) => (a[0] === b[0] ? a[1].localeCompare(b[1]) : a[0].localeCompare(b[0])));
   return parsed;
+}
+
+/**
+ * _sort=a,-b,… (search.html#sort): keys in priority order, `-` for descending. The parsed keys,
+ * or why they are not supported.
+ */
+function parseSort(definition: FhirResourceDefinition, value: string): SearchSort | string {
+  if (definition.sorts.length === 0) return `_sort is not supported for ${definition.type} (its results are newest first)`;
+  const keys = value.split(',').map((key) => key.trim());
+  if (keys.length > maxSortKeys) return `_sort takes at most ${maxSortKeys} keys`;
+  const sort: SearchSort = [];
+  for (const key of keys) {
+    const descending = key.startsWith('-');
+    const name = descending ? key.slice(1) : key;
+    if (!definition.sorts.includes(name)) return `_sort=${value}: ${name || '(empty)'} is not a sort key of ${definition.type} (${definition.sorts.join(', ')}, each optionally with a leading -)`;
+    if (sort.some((existing) => existing.key === name)) return `_sort=${value} names ${name} twice`;
+    sort.push({ key: name, descending });
+  }
+  return sort;
 }
 
 /** Splits on commas not escaped with a backslash, then unescapes (search.html#escaping). */

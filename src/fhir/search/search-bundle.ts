@@ -5,21 +5,28 @@ import { informationOutcome } from '../outcome.ts';
 export function searchsetBundle(options: {
   base: string;
   resources: Resource[];
+  /** _include and _revinclude results: search mode include. */
+  included?: Resource[];
+  /** Said in the outcome entry as warnings, with the ignored parameters. */
+  warnings?: string[];
   total?: number;
   selfUrl: string;
   nextUrl?: string;
   ignored: { name: string; reason: string }[];
 }): Bundle {
-  const entry: BundleEntry[] = options.resources.map((resource) => ({
+  const entryOf = (mode: 'match' | 'include') => (resource: Resource): BundleEntry => ({
     fullUrl: `${options.base}/${resource.resourceType}/${resource.id}`,
     resource,
-    search: { mode: 'match' },
-  }));
-  if (options.ignored.length > 0) {
+    search: { mode },
+  });
+  const entry: BundleEntry[] = [...options.resources.map(entryOf('match')), ...(options.included ?? []).map(entryOf('include'))];
+  const warnings = options.warnings ?? [];
+  if (options.ignored.length > 0 || warnings.length > 0) {
     entry.push({
-      resource: informationOutcome(
-        options.ignored.map((ignored) => ({ severity: 'warning', code: 'not-supported', diagnostics: `${ignored.reason}; it was ignored` })),
-      ),
+      resource: informationOutcome([
+        ...options.ignored.map((ignored) => ({ severity: 'warning' as const, code: 'not-supported' as const, diagnostics: `${ignored.reason}; it was ignored` })),
+        ...warnings.map((diagnostics) => ({ severity: 'warning' as const, code: 'too-costly' as const, diagnostics })),
+      ]),
       search: { mode: 'outcome' },
     });
   }

@@ -29,20 +29,20 @@ try {
   );
   const patientId = rows[0]!.id;
   const cases: [string, SearchRequest['type'], SearchCondition[], SearchRequest['sort']][] = [
-    ['Patient (no parameters)', 'Patient', [], 'created'],
-    ['Patient -_lastUpdated', 'Patient', [], '-_lastUpdated'],
-    ['Patient _id', 'Patient', [{ kind: 'id', ids: [patientId] }], 'created'],
-    ['Patient identifier=urn:mrn|MRN-4242', 'Patient', [{ kind: 'token', param: 'identifier', values: [{ system: 'urn:mrn', code: 'MRN-4242' }] }], 'created'],
-    ['Patient gender=female', 'Patient', [{ kind: 'token', param: 'gender', values: [{ code: 'female' }] }], 'created'],
-    ['Patient name=smit (common)', 'Patient', [{ kind: 'name', values: ['smit'] }], 'created'],
-    ['Patient name=qzx (no match)', 'Patient', [{ kind: 'name', values: ['qzx'] }], 'created'],
-    ['Patient name=family-4242 (rare)', 'Patient', [{ kind: 'name', values: ['family-4242'] }], 'created'],
-    ['Patient birthdate=1980-05-17', 'Patient', [{ kind: 'birthdate', values: [{ prefix: 'eq', start: '1980-05-17', end: '1980-05-17' }] }], 'created'],
-    ['Patient birthdate=lt1931', 'Patient', [{ kind: 'birthdate', values: [{ prefix: 'lt', start: '1931-01-01', end: '1931-12-31' }] }], 'created'],
-    ['Observation patient', 'Observation', [{ kind: 'patient', ids: [patientId] }], 'created'],
-    ['Observation code (1 in 50)', 'Observation', [{ kind: 'token', param: 'code', values: [{ system: 'http://loinc.org', code: 'L-7' }] }], 'created'],
-    ['Observation patient + code', 'Observation', [{ kind: 'patient', ids: [patientId] }, { kind: 'token', param: 'code', values: [{ code: 'L-7' }] }], 'created'],
-    ['Observation _lastUpdated=ge(now-1h)', 'Observation', [{ kind: 'last-updated', values: [{ prefix: 'ge', start: new Date(Date.now() - 3_600_000), end: new Date() }] }], 'created'],
+    ['Patient (no parameters)', 'Patient', [], []],
+    ['Patient -_lastUpdated', 'Patient', [], [{ key: '_lastUpdated', descending: true }]],
+    ['Patient _id', 'Patient', [{ kind: 'id', ids: [patientId] }], []],
+    ['Patient identifier=urn:mrn|MRN-4242', 'Patient', [{ kind: 'token', param: 'identifier', values: [{ system: 'urn:mrn', code: 'MRN-4242' }] }], []],
+    ['Patient gender=female', 'Patient', [{ kind: 'token', param: 'gender', values: [{ code: 'female' }] }], []],
+    ['Patient name=smit (common)', 'Patient', [{ kind: 'name', values: ['smit'] }], []],
+    ['Patient name=qzx (no match)', 'Patient', [{ kind: 'name', values: ['qzx'] }], []],
+    ['Patient name=family-4242 (rare)', 'Patient', [{ kind: 'name', values: ['family-4242'] }], []],
+    ['Patient birthdate=1980-05-17', 'Patient', [{ kind: 'birthdate', values: [{ prefix: 'eq', start: '1980-05-17', end: '1980-05-17' }] }], []],
+    ['Patient birthdate=lt1931', 'Patient', [{ kind: 'birthdate', values: [{ prefix: 'lt', start: '1931-01-01', end: '1931-12-31' }] }], []],
+    ['Observation patient', 'Observation', [{ kind: 'patient', ids: [patientId] }], []],
+    ['Observation code (1 in 50)', 'Observation', [{ kind: 'token', param: 'code', values: [{ system: 'http://loinc.org', code: 'L-7' }] }], []],
+    ['Observation patient + code', 'Observation', [{ kind: 'patient', ids: [patientId] }, { kind: 'token', param: 'code', values: [{ code: 'L-7' }] }], []],
+    ['Observation _lastUpdated=ge(now-1h)', 'Observation', [{ kind: 'last-updated', values: [{ prefix: 'ge', start: new Date(Date.now() - 3_600_000), end: new Date() }] }], []],
   ];
   for (const [name, type, conditions, sort] of cases) {
     for (const paged of [false, true]) {

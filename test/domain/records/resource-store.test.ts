@@ -151,7 +151,7 @@ test('writes join the caller transaction: a rollback leaves nothing behind', asy
   const store = resourceStore(db.database, site);
   assert.equal(await store.read('Patient', createdId), undefined);
   assert.equal(await store.findPatientByBusinessIdentifier('MRN-6'), undefined);
-  assert.equal((await store.search({ type: 'Observation', conditions: [], sort: 'created', count: 10, total: 'accurate' })).total, 0);
+  assert.equal((await store.search({ type: 'Observation', conditions: [], sort: [], count: 10, total: 'accurate' })).total, 0);
 });
 
 test('identifiers and the patient compartment are found within the site only', async () => {
@@ -183,7 +183,7 @@ test('totals: exact up to the limit, left out (bounded) or estimated above it, e
     [site.siteId, exactTotalLimit + 1],
   );
   await db.database.query('ANALYZE clinical_resource');
-  const request = { type: 'Procedure' as const, conditions: [], sort: 'created' as const, count: 1 };
+  const request = { type: 'Procedure' as const, conditions: [], sort: [], count: 1 };
   assert.equal((await store.search({ ...request, total: 'accurate' })).total, exactTotalLimit + 1);
   assert.equal((await store.search({ ...request, total: 'bounded' })).total, undefined);
   assert.ok((await store.search({ ...request, total: 'estimate' })).total! > exactTotalLimit);
