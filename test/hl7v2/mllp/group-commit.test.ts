@@ -48,13 +48,20 @@ before(async () => {
   listener = await startMllpListener(testServices(db.database), { host: '127.0.0.1', port: 0 });
 });
 after(async () => {
+  // A failed test may leave a commit held: release it, or closing the listener waits for it.
+  await holder.query('SELECT pg_advisory_unlock_all()');
   await listener.close();
   await holder.end();
   await db.drop();
 });
 
+/** Polls a state; a state never reached fails the test (after 3,000 looks) rather than hanging it. */
 async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await condition())) await delay(10);
+  for (let look = 0; look < 3_000; look++) {
+    if (await condition()) return;
+    await delay(10);
+  }
+  assert.fail('the service never reached the state the test waits for');
 }
 
 async function waitingFor(lock: number): Promise<number> {
