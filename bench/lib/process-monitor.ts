@@ -10,6 +10,12 @@ import { treeOf, treeTicks } from './process-tree.ts';
  */
 export interface ProcessUsage {
   peakRssMb: number;
+  /**
+   * Peak of the tree's proportional set size (Pss of /proc/<pid>/smaps_rollup), summed: pages
+   * the processes share (the node binary, copy-on-write pages) counted once overall, where the
+   * summed RSS counts them once per process. Sampled every 200 ms (the kernel walks the page tables).
+   */
+  peakPssMb: number;
   cpuSeconds: number;
   /** CPU time over wall time, in percent of one core. */
   cpuPercent: number;
@@ -28,6 +34,15 @@ const sampleIntervalMs = 20;
 /** Workers can be restarted: the tree is looked up again this often. */
 const treeRefreshMs = 500;
 
+function readPssKb(pid: number): number {
+  try {
+    const match = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 export function readRssKb(pid: number): number {
   try {
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -42,6 +57,8 @@ export class ProcessMonitor {
   #tree: number[] = [];
   #treeAt = 0;
   #peakKb = 0;
+  #peakPssKb = 0;
+  #samples = 0;
   #cpuStart = 0;
   #postgresStart = 0;
   #started = 0;
@@ -54,12 +71,14 @@ export class ProcessMonitor {
   start(): void {
     this.#refreshTree();
     this.#peakKb = this.#rssKb();
+    this.#peakPssKb = this.#pssKb();
     this.#cpuStart = treeTicks(this.#tree);
     this.#postgresStart = this.#postgresTicks();
     this.#started = performance.now();
     this.#timer = setInterval(() => {
       if (performance.now() - this.#treeAt > treeRefreshMs) this.#refreshTree();
       this.#peakKb = Math.max(this.#peakKb, this.#rssKb());
+      if (++this.#samples % 10 === 0) this.#peakPssKb = Math.max(this.#peakPssKb, this.#pssKb());
     }, sampleIntervalMs);
   }
 
@@ -68,10 +87,11 @@ export class ProcessMonitor {
     this.#timer = undefined;
     this.#refreshTree();
     this.#peakKb = Math.max(this.#peakKb, this.#rssKb());
+    this.#peakPssKb = Math.max(this.#peakPssKb, this.#pssKb());
     const cpuSeconds = (treeTicks(this.#tree) - this.#cpuStart) / ticksPerSecond;
     const wallSeconds = (performance.now() - this.#started) / 1000;
     const percent = (seconds: number) => (wallSeconds > 0 ? (100 * seconds) / wallSeconds : 0);
-    const usage: ProcessUsage = { peakRssMb: this.#peakKb / 1024, cpuSeconds, cpuPercent: percent(cpuSeconds) };
+    const usage: ProcessUsage = { peakRssMb: this.#peakKb / 1024, peakPssMb: this.#peakPssKb / 1024, cpuSeconds, cpuPercent: percent(cpuSeconds) };
     if (this.#watched.postgres !== undefined) usage.postgresCpuPercent = percent((this.#postgresTicks() - this.#postgresStart) / ticksPerSecond);
     return usage;
   }
@@ -84,6 +104,10 @@ export class ProcessMonitor {
 
   #postgresTicks(): number {
     return this.#watched.postgres === undefined ? 0 : treeTicks(treeOf([this.#watched.postgres]));
+  }
+
+  #pssKb(): number {
+    return this.#tree.reduce((sum, pid) => sum + readPssKb(pid), 0);
   }
 
   #rssKb(): number {

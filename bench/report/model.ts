@@ -20,6 +20,8 @@ export interface Measurement {
   latencyMs?: { p50: Summary; p95: Summary; p99: Summary };
   mbPerSecond?: Summary;
   peakRssMb: Summary;
+  /** Peak proportional set size of the tree (shared pages counted once): see ProcessUsage. */
+  peakPssMb?: Summary;
   /** CPU of the system's process tree (a supervisor and its workers), in percent of one core. */
   cpuPercent: Summary;
   /** CPU of the PostgreSQL server's processes meanwhile, when it runs on this machine. */

@@ -57,6 +57,7 @@ export class Series {
       unit: this.unit,
       throughput: pick((run) => run.figures.throughput),
       peakRssMb: pick((run) => run.usage.peakRssMb),
+      peakPssMb: pick((run) => run.usage.peakPssMb),
       cpuPercent: pick((run) => run.usage.cpuPercent),
       failed: this.#runs.reduce((sum, run) => sum + run.figures.failed, 0),
     };

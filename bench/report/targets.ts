@@ -107,6 +107,7 @@ export function computeTargets(measurements: Measurement[], options: { fullDatas
   }, undefined);
   const memoryTarget = (name: string, list: Measurement[], limit: number): Target => {
     const worst = peaks(list);
+    const pss = list.reduce((highest, m) => Math.max(highest, Number.isFinite(m.peakPssMb?.max) ? m.peakPssMb!.max : 0), 0);
     return {
       name,
       value: worst ? round(worst.value) : null,
@@ -115,7 +116,9 @@ export function computeTargets(measurements: Measurement[], options: { fullDatas
       target: `< ${limit} MB`,
       met: worst !== undefined && worst.value < limit,
       unit: 'MB',
-      explanation: worst ? `highest in ${worst.scenario} (max over runs)` : 'not measured in this run (see skipped)',
+      explanation: worst
+        ? `RSS summed over the processes, highest in ${worst.scenario} (max over runs); with shared pages counted once (PSS) the peak was ${round(pss)} MB`
+        : 'not measured in this run (see skipped)',
     };
   };
   const gatewayAt = (workers: number) => measurements.filter((m) => m.system === 'gateway' && (m.workers ?? 1) === workers && m.throughput.runs.length > 0);

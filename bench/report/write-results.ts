@@ -92,17 +92,17 @@ export function renderMarkdown(results: BenchResults): string {
     const cost = (m: Measurement) => `${spread(m.cpuPercent, 0)} | ${spread(m.postgresCpuPercent, 0)} | ${spread(m.cpuMsPerItem?.system, 2)} | ${spread(m.cpuMsPerItem?.postgres, 2)}`;
     const costHeads = 'CPU % | PG CPU % | CPU ms/item | PG ms/item';
     if (dicom) {
-      lines.push(`| System | Workers | ${concurrencyName} | ${unit} | MB/s | Peak RSS MB | ${costHeads} | Failed |`, '|---|---|---|---|---|---|---|---|---|---|---|');
+      lines.push(`| System | Workers | ${concurrencyName} | ${unit} | MB/s | Peak RSS MB | Peak PSS MB | ${costHeads} | Failed |`, '|---|---|---|---|---|---|---|---|---|---|---|---|');
     } else {
-      lines.push(`| System | Workers | ${concurrencyName} | ${unit} | p50 ms | p95 ms | p99 ms | Peak RSS MB | ${costHeads} | Failed |`, '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+      lines.push(`| System | Workers | ${concurrencyName} | ${unit} | p50 ms | p95 ms | p99 ms | Peak RSS MB | Peak PSS MB | ${costHeads} | Failed |`, '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     }
     for (const m of [...list].sort((a, b) => a.concurrency - b.concurrency || (a.workers ?? 1) - (b.workers ?? 1) || a.system.localeCompare(b.system))) {
       const workers = m.workers ?? 1;
       if (dicom) {
-        lines.push(`| ${m.system} | ${workers} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.mbPerSecond)} | ${spread(m.peakRssMb, 0)} | ${cost(m)} | ${m.failed} |`);
+        lines.push(`| ${m.system} | ${workers} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.mbPerSecond)} | ${spread(m.peakRssMb, 0)} | ${spread(m.peakPssMb, 0)} | ${cost(m)} | ${m.failed} |`);
       } else {
         lines.push(
-          `| ${m.system} | ${workers} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.latencyMs?.p50, 2)} | ${spread(m.latencyMs?.p95, 2)} | ${spread(m.latencyMs?.p99, 2)} | ${spread(m.peakRssMb, 0)} | ${cost(m)} | ${m.failed} |`,
+          `| ${m.system} | ${workers} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.latencyMs?.p50, 2)} | ${spread(m.latencyMs?.p95, 2)} | ${spread(m.latencyMs?.p99, 2)} | ${spread(m.peakRssMb, 0)} | ${spread(m.peakPssMb, 0)} | ${cost(m)} | ${m.failed} |`,
         );
       }
     }
