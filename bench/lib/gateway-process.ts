@@ -3,7 +3,7 @@ import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { openEmbeddedPostgres } from '../../src/storage/embedded-postgres.ts';
 import { progress } from './log.ts';
 import { postmasterPid } from './process-tree.ts';
-import { benchHost, gatewayPorts } from './ports.ts';
+import { benchHost, gatewayPorts, refreshPorts } from './ports.ts';
 import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 
 /**
@@ -64,6 +64,7 @@ export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' |
 }
 
 export async function startGatewayProcess(start: GatewayStart): Promise<GatewayProcess> {
+  await refreshPorts();
   const env = gatewayEnv(start);
   const logFd = openSync(start.logFile, 'w');
   const profile = start.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${start.cpuProfileDir}`] : [];

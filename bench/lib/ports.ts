@@ -2,9 +2,10 @@ import { createServer } from 'node:net';
 
 /**
  * Loopback ports of everything the bench starts. The service's and the HTTP and MLLP baselines'
- * are free ports the system hands out when the bench starts (port 0), so that a gateway a
- * developer runs, or a second bench on the same machine, is not disturbed; Orthanc and storescp
- * each run in a network namespace of their own, where fixed ports cannot collide.
+ * are free ports the system hands out (port 0), picked again before each service starts
+ * (refreshPorts): a port free when a 20-minute bench began may be another program's by its end.
+ * So a gateway a developer runs, or a second bench on the same machine, is not disturbed; Orthanc
+ * and storescp each run in a network namespace of their own, where fixed ports cannot collide.
  */
 export const benchHost = '127.0.0.1';
 
@@ -20,15 +21,22 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-const [fhir, hl7, mpps, connectivity, admin, mllp, dicom, http, mllpBaseline, mllpInsert] = await Promise.all(Array.from({ length: 10 }, () => freePort()));
-
-export const gatewayPorts = { fhir: fhir!, hl7: hl7!, mpps: mpps!, connectivity: connectivity!, admin: admin!, mllp: mllp!, dicom: dicom! } as const;
+export const gatewayPorts = { fhir: 0, hl7: 0, mpps: 0, connectivity: 0, admin: 0, mllp: 0, dicom: 0 };
 
 export const baselinePorts = {
-  http: http!,
-  mllp: mllpBaseline!,
-  mllpInsert: mllpInsert!,
+  http: 0,
+  mllp: 0,
+  mllpInsert: 0,
   orthancDicom: 24242,
   orthancHttp: 18042,
   storescp: 21113,
-} as const;
+};
+
+/** Picks free ports for the service and the HTTP and MLLP baselines (all at once, so they differ). */
+export async function refreshPorts(): Promise<void> {
+  const [fhir, hl7, mpps, connectivity, admin, mllp, dicom, http, mllpBaseline, mllpInsert] = await Promise.all(Array.from({ length: 10 }, () => freePort()));
+  Object.assign(gatewayPorts, { fhir, hl7, mpps, connectivity, admin, mllp, dicom });
+  Object.assign(baselinePorts, { http, mllp: mllpBaseline, mllpInsert });
+}
+
+await refreshPorts();
