@@ -55,8 +55,8 @@ export function computeTargets(measurements: Measurement[], options: { fullDatas
     targets.push(
       ratioTarget(
         `FHIR 100-entry transaction Bundle, resources/s, ${connections} connection(s)`,
-        median(find(measurements, 'fhir.transaction-100', 'gateway', connections)),
-        median(find(measurements, 'fhir.transaction-100', 'one-by-one', connections)),
+        median(find(measurements, 'fhir.transaction-100', 'gateway', connections, one)),
+        median(find(measurements, 'fhir.transaction-100', 'one-by-one', connections, one)),
         1.0,
         'the same resources posted one by one',
         'resources/s',
