@@ -6,7 +6,7 @@ import { clearSite, ensureBenchSchema, loadSites } from './dataset/load-dataset.
 import { ensureDatabase } from './lib/external-database.ts';
 import { startGatewayProcess, type GatewayProcess } from './lib/gateway-process.ts';
 import { progress } from './lib/log.ts';
-import { describeMachine } from './lib/machine.ts';
+import { describeMachine, loadAverageNow } from './lib/machine.ts';
 import { parseOptions } from './lib/options.ts';
 import { baselinePorts, benchHost } from './lib/ports.ts';
 import { ensureSites, existingSites, provisionMllpSite, provisionSite } from './lib/provision.ts';
@@ -19,14 +19,19 @@ import { runDicomScenarios } from './scenarios/dicom.ts';
 import { runWadoScenarios } from './scenarios/dicomweb.ts';
 import { largeSet, smallSet } from './load/dicom-data.ts';
 import { runDicomQueryScenario } from './scenarios/dicom-query.ts';
-import { runFhirScenarios } from './scenarios/fhir.ts';
+import { gatewayWatched, runFhirScenarios } from './scenarios/fhir.ts';
 import { runMllpScenarios } from './scenarios/mllp.ts';
 
 /**
- * npm run bench: every surface side by side with its baseline, in one run (issue 8).
- * 1. FHIR on the cached data set (bench/scratch/dataset-<size>), against baselines (a) and (b).
- * 2. MLLP and DICOM on a fresh scratch service, against the MLLP baseline, Orthanc and storescp.
+ * npm run bench: every surface side by side with its baseline, in one run (issue 8), and each
+ * with the service at every worker count of --workers (1 and 2 by default; issue 21 point 6).
+ * 1. FHIR on the cached data set (bench/scratch/dataset-<size>), against baselines (a) and (b)
+ *    with as many worker processes as the service.
+ * 2. MLLP and DICOM on a fresh scratch service, against baseline (b) over MLLP, the
+ *    frame-and-ACK server, Orthanc and storescp.
  * 3. Targets, then bench/results/latest.{json,md} (quick.{json,md} for --quick).
+ * Each group runs with 1 worker, then 2, before the next group, so that the two are measured
+ * close together in time.
  */
 const root = resolve(import.meta.dirname, '..');
 const options = parseOptions(process.argv.slice(2));
@@ -47,22 +52,23 @@ const context: BenchContext = {
 const machine = describeMachine(root);
 const writePatients = options.quick ? 500 : 5_000;
 
-async function startGateway(name: string, dataDir: string, databaseUrl: string | undefined): Promise<GatewayProcess> {
+async function startGateway(name: string, dataDir: string, databaseUrl: string | undefined, workers: number): Promise<GatewayProcess> {
   return startGatewayProcess({
     root,
     dataDir,
+    workers,
     ...(databaseUrl ? { databaseUrl } : {}),
-    logFile: join(logDir, `gateway-${name}.log`),
+    logFile: join(logDir, `gateway-${name}-w${workers}.log`),
     logLevel: options.logLevel,
     launcher: options.launcher,
     ...(options.cpuProfileDir ? { cpuProfileDir: resolve(options.cpuProfileDir) } : {}),
   });
 }
 
-async function fhirPhase(): Promise<void> {
+async function fhirPhase(workers: number): Promise<void> {
   const { dataset } = options;
   const databaseUrl = serverUrl ? await ensureDatabase(serverUrl, `cg_bench_${dataset.name}`, { fresh: false }) : undefined;
-  const gateway = await startGateway(`dataset-${dataset.name}`, join(workDir, `dataset-${dataset.name}`), databaseUrl);
+  const gateway = await startGateway(`dataset-${dataset.name}`, join(workDir, `dataset-${dataset.name}`), databaseUrl, workers);
   let baseline: RunningChild | undefined;
   try {
     const fhir = gateway.surfaces.get('fhir');
@@ -101,14 +107,14 @@ async function fhirPhase(): Promise<void> {
       command: process.execPath,
       args: ['bench/baselines/http-baseline.ts'],
       cwd: root,
-      env: { ...process.env, BENCH_DATABASE_URL: gateway.databaseUrl, BENCH_SITE_ID: main.id, BENCH_BASELINE_PORT: String(baselinePorts.http) },
-      logFile: join(logDir, 'http-baseline.log'),
+      env: { ...process.env, BENCH_DATABASE_URL: gateway.databaseUrl, BENCH_SITE_ID: main.id, BENCH_BASELINE_PORT: String(baselinePorts.http), BENCH_BASELINE_WORKERS: String(workers) },
+      logFile: join(logDir, `http-baseline-w${workers}.log`),
       ready: httpAnswers(`http://${benchHost}:${baselinePorts.http}/`),
     });
     await runFhirScenarios(context, {
       gateway,
       fhirPort: fhir.port,
-      baseline: { pid: baseline.pid, port: baselinePorts.http },
+      baseline: { watched: { ...gatewayWatched({ pid: baseline.pid, ...(gateway.postgresPid !== undefined ? { postgresPid: gateway.postgresPid } : {}) }) }, port: baselinePorts.http },
       main,
       writes,
       mainPatients: dataset.patients,
@@ -142,11 +148,11 @@ async function drainSessions(databaseUrl: string): Promise<void> {
 }
 
 /** A fresh service per group, so that one group's memory and files do not carry into the next. */
-async function scratchPhase(group: 'mllp' | 'dicom' | 'query'): Promise<void> {
+async function scratchPhase(group: 'mllp' | 'dicom' | 'query', workers: number): Promise<void> {
   const dataDir = join(workDir, `scratch-${group}`);
   rmSync(dataDir, { recursive: true, force: true });
   const databaseUrl = serverUrl ? await ensureDatabase(serverUrl, `cg_bench_scratch_${group}`, { fresh: true }) : undefined;
-  const gateway = await startGateway(`scratch-${group}`, dataDir, databaseUrl);
+  const gateway = await startGateway(`scratch-${group}`, dataDir, databaseUrl, workers);
   const pool = new pg.Pool({ connectionString: gateway.databaseUrl, max: 2 });
   // An idle client losing its server (the service restarting it, an operator) must not end the bench.
   pool.on('error', () => {});
@@ -156,17 +162,40 @@ async function scratchPhase(group: 'mllp' | 'dicom' | 'query'): Promise<void> {
       if (!mllp) context.skipped.push({ scenario: 'mllp', reason: 'the service started no MLLP listener' });
       else {
         await provisionMllpSite(root, gateway.env, 'bench-mllp', 'BENCHMLLP');
+        const client = await pool.connect();
+        try {
+          await ensureBenchSchema(client);
+        } finally {
+          client.release();
+        }
         const baseline = await startChild({
           command: process.execPath,
           args: ['bench/baselines/mllp-ack-server.ts'],
           cwd: root,
           env: { ...process.env, BENCH_BASELINE_PORT: String(baselinePorts.mllp) },
-          logFile: join(logDir, 'mllp-baseline.log'),
+          logFile: join(logDir, `mllp-baseline-w${workers}.log`),
           ready: tcpAccepts(benchHost, baselinePorts.mllp),
         });
+        let insertBaseline: RunningChild | undefined;
         try {
-          await runMllpScenarios(context, { gatewayPid: gateway.pid, mllpPort: mllp.port, baseline: { pid: baseline.pid, port: baselinePorts.mllp } });
+          insertBaseline = await startChild({
+            command: process.execPath,
+            args: ['bench/baselines/mllp-ack-server.ts'],
+            cwd: root,
+            env: { ...process.env, BENCH_BASELINE_PORT: String(baselinePorts.mllpInsert), BENCH_DATABASE_URL: gateway.databaseUrl, BENCH_BASELINE_WORKERS: String(workers) },
+            logFile: join(logDir, `mllp-baseline-b-w${workers}.log`),
+            ready: tcpAccepts(benchHost, baselinePorts.mllpInsert),
+          });
+          const postgres = gateway.postgresPid !== undefined ? { postgres: gateway.postgresPid } : {};
+          await runMllpScenarios(context, {
+            gateway: gatewayWatched(gateway),
+            workers,
+            mllpPort: mllp.port,
+            baseline: { pid: baseline.pid, port: baselinePorts.mllp },
+            insertBaseline: { watched: { roots: [insertBaseline.pid], ...postgres }, port: baselinePorts.mllpInsert },
+          });
         } finally {
+          await insertBaseline?.stop();
           await baseline.stop();
         }
       }
@@ -187,7 +216,9 @@ async function scratchPhase(group: 'mllp' | 'dicom' | 'query'): Promise<void> {
       else {
         if (missing.includes('orthanc')) context.skipped.push({ scenario: 'dicom orthanc', reason: 'Orthanc is not installed (apt-get install orthanc)' });
         await runDicomScenarios(context, {
-          gatewayPid: gateway.pid,
+          gateway: gatewayWatched(gateway),
+          workers,
+          withStorescp: workers === options.workers[0],
           dicomPort: dicom.port,
           newSite: async (aeTitle) => (await ensureSites(gateway.databaseUrl, [], [{ name: `bench-dicom-${aeTitle}`, aeTitle }]))[0]!,
           countInstances: async (siteId) =>
@@ -225,11 +256,15 @@ async function phase(name: string, run: () => Promise<void>): Promise<void> {
   }
 }
 
-if (options.scenarios.has('fhir')) await phase('fhir', fhirPhase);
-if (options.scenarios.has('mllp')) await phase('mllp', () => scratchPhase('mllp'));
-if (options.scenarios.has('dicom')) await phase('dicom', () => scratchPhase('dicom'));
-if (options.scenarios.has('query')) await phase('query', () => scratchPhase('query'));
+for (const group of ['fhir', 'mllp', 'dicom', 'query'] as const) {
+  if (!options.scenarios.has(group)) continue;
+  // The query scenario measures C-FIND's latency over a large index, not scaling: one worker count.
+  for (const workers of group === 'query' ? options.workers.slice(0, 1) : options.workers) {
+    await phase(`${group} (CG_WORKERS=${workers})`, () => (group === 'fhir' ? fhirPhase(workers) : scratchPhase(group, workers)));
+  }
+}
 
+machine.loadAverage.end = loadAverageNow();
 const measurements = context.series.filter((series) => series.size > 0).map((series) => series.toMeasurement());
 const results: BenchResults = {
   mode: options.quick ? 'quick' : 'full',
@@ -249,11 +284,12 @@ const results: BenchResults = {
     concurrencies: options.concurrencies,
     mllpMessagesPerRun: options.mllpMessages,
     dicom: options.dicom,
+    workers: options.workers,
     serviceLogLevel: options.logLevel,
     scenarios: [...options.scenarios],
   },
   measurements,
-  targets: computeTargets(measurements, { fullDataset: !options.quick }),
+  targets: computeTargets(measurements, { fullDataset: !options.quick, workers: options.workers }),
   skipped: context.skipped,
   durationSeconds: (performance.now() - started) / 1000,
 };

@@ -94,7 +94,8 @@ SELECT $1::uuid, 'Observation', 'code', code, ${text(loinc)}, id FROM doc`;
 export async function ensureBenchSchema(client: pg.ClientBase): Promise<void> {
   await client.query(`CREATE SCHEMA IF NOT EXISTS bench;
     CREATE TABLE IF NOT EXISTS bench.dataset (site_id uuid PRIMARY KEY, description text NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now());
-    CREATE TABLE IF NOT EXISTS bench.baseline_resource (id uuid PRIMARY KEY, content jsonb NOT NULL);`);
+    CREATE TABLE IF NOT EXISTS bench.baseline_resource (id uuid PRIMARY KEY, content jsonb NOT NULL);
+    CREATE TABLE IF NOT EXISTS bench.baseline_message (id uuid PRIMARY KEY, raw bytea NOT NULL);`);
 }
 
 /** Removes every clinical row of a bench site (bench sites only: used to reset scratch and write sites). */

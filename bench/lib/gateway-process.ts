@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { openEmbeddedPostgres } from '../../src/storage/embedded-postgres.ts';
 import { progress } from './log.ts';
-import { benchHost, gatewayPorts } from './ports.ts';
+import { postmasterPid } from './process-tree.ts';
+import { benchHost, gatewayPorts, refreshPorts } from './ports.ts';
 import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 
 /**
@@ -16,6 +17,10 @@ export interface GatewayProcess {
   surfaces: Map<string, { protocol: string; port: number }>;
   /** The PostgreSQL the service uses (the embedded one's URL is read from its data directory). */
   databaseUrl: string;
+  /** CG_WORKERS it runs with. */
+  workers: number;
+  /** The local PostgreSQL server's postmaster (its tree is measured apart from the service's). */
+  postgresPid?: number;
   stop(): Promise<void>;
 }
 
@@ -30,11 +35,13 @@ export interface GatewayStart {
   launcher: 'serve' | 'dev-serve';
   /** node --cpu-prof into this directory (written when the service exits). */
   cpuProfileDir?: string;
+  /** CG_WORKERS: 1 is one service process; more is a supervisor and that many workers. */
+  workers: number;
 }
 
 const startTimeoutMs = 180_000;
 
-export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' | 'logLevel'>): NodeJS.ProcessEnv {
+export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' | 'logLevel' | 'workers'>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('CG_')) env[name] = value;
   Object.assign(env, {
@@ -50,14 +57,15 @@ export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' |
     CG_DICOM_PORT: String(gatewayPorts.dicom),
     CG_DOCS: 'off',
     CG_LOG_LEVEL: start.logLevel,
-    // The targets and baselines here are of one service process (its pid's CPU and memory).
-    CG_WORKERS: '1',
+    // Measured side by side with 1 and 2 workers; CPU and memory are of the whole process tree.
+    CG_WORKERS: String(start.workers),
   });
   if (start.databaseUrl) env.CG_DATABASE_URL = start.databaseUrl;
   return env;
 }
 
 export async function startGatewayProcess(start: GatewayStart): Promise<GatewayProcess> {
+  await refreshPorts();
   const env = gatewayEnv(start);
   const logFd = openSync(start.logFile, 'w');
   const profile = start.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${start.cpuProfileDir}`] : [];
@@ -69,12 +77,15 @@ export async function startGatewayProcess(start: GatewayStart): Promise<GatewayP
     if (surface.protocol === 'http') await waitForReady(`http://${benchHost}:${surface.port}/readyz`, name);
   }
   const databaseUrl = start.databaseUrl ?? (await openEmbeddedPostgres({ dataDir: start.dataDir })).connectionString;
-  progress(`gateway pid ${child.pid} up: ${[...surfaces.keys()].join(', ') || 'no surfaces'}`);
+  const postgresPid = await postmasterPid(databaseUrl).catch(() => undefined);
+  progress(`gateway pid ${child.pid} (CG_WORKERS=${start.workers}) up: ${[...surfaces.keys()].join(', ') || 'no surfaces'}`);
   return {
     pid: child.pid!,
     env,
     surfaces,
     databaseUrl,
+    workers: start.workers,
+    ...(postgresPid !== undefined ? { postgresPid } : {}),
     stop: () => stopChild(child, 20_000),
   };
 }

@@ -14,6 +14,8 @@ export interface BenchOptions {
   dataset: DatasetSize;
   dicom: { smallCount: number; largeCount: number; largeFrames: number[]; hugeFrames: number; associations: number[]; queryStudies: number };
   scenarios: Set<ScenarioGroup>;
+  /** CG_WORKERS values the service runs with, side by side (its HTTP and MLLP baselines get the same count). */
+  workers: number[];
   launcher: 'serve' | 'dev-serve';
   /** CG_LOG_LEVEL of the service under test: the product default (info) unless told otherwise. */
   logLevel: string;
@@ -33,7 +35,7 @@ export interface DatasetSize {
   otherSitePatients: number;
 }
 
-const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom,query] [--query-studies N] [--log-level L] [--dev-serve] [--cpu-prof DIR] [--output NAME]`;
+const usage = `usage: npm run bench [-- --quick] [--runs N] [--seconds S] [--only fhir,mllp,dicom,query] [--query-studies N] [--workers 1,2] [--log-level L] [--dev-serve] [--cpu-prof DIR] [--output NAME]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
@@ -43,6 +45,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       runs: { type: 'string' },
       seconds: { type: 'string' },
       only: { type: 'string' },
+      workers: { type: 'string', default: '1,2' },
       'dev-serve': { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'info' },
       'cpu-prof': { type: 'string' },
@@ -66,8 +69,11 @@ export function parseOptions(argv: string[]): BenchOptions {
   const groups: ScenarioGroup[] = ['fhir', 'mllp', 'dicom', 'query'];
   const only = values.only?.split(',').map((item) => item.trim()).filter(Boolean) ?? groups;
   for (const item of only) if (!groups.includes(item as ScenarioGroup)) throw new Error(`--only takes ${groups.join(', ')}`);
+  const workers = [...new Set((values.workers ?? '1,2').split(',').map((item) => Number(item.trim())))];
+  if (workers.length === 0 || workers.some((count) => !Number.isInteger(count) || count < 1 || count > 64)) throw new Error('--workers takes worker counts from 1 to 64, e.g. 1,2');
   return {
     quick,
+    workers,
     runs: Math.round(positive(values.runs, quick ? 1 : 3, 'runs')),
     httpSeconds: positive(values.seconds, quick ? 1 : 5, 'seconds'),
     concurrencies: [1, 16, 64],

@@ -9,12 +9,25 @@ export interface Measurement {
   system: string;
   /** Concurrency: HTTP connections, MLLP connections or DICOM associations. */
   concurrency: number;
+  /**
+   * CG_WORKERS of the service in the pass this was measured in. Baselines (a) and (b), HTTP and
+   * MLLP, ran with as many worker processes; Orthanc, storescp and the frame-and-ACK server are
+   * what they are (one process) and were measured again in each pass, beside the service.
+   */
+  workers: number;
   unit: string;
   throughput: Summary;
   latencyMs?: { p50: Summary; p95: Summary; p99: Summary };
   mbPerSecond?: Summary;
   peakRssMb: Summary;
+  /** Peak proportional set size of the tree (shared pages counted once): see ProcessUsage. */
+  peakPssMb?: Summary;
+  /** CPU of the system's process tree (a supervisor and its workers), in percent of one core. */
   cpuPercent: Summary;
+  /** CPU of the PostgreSQL server's processes meanwhile, when it runs on this machine. */
+  postgresCpuPercent?: Summary;
+  /** CPU milliseconds per request, message or instance: the system's own, and PostgreSQL's. */
+  cpuMsPerItem?: { system: Summary; postgres?: Summary };
   /** Failed requests/messages/instances over all runs (non-2xx, non-AA, non-success). */
   failed: number;
   notes?: string[];

@@ -24,12 +24,14 @@ export class Series {
   readonly system: string;
   readonly concurrency: number;
   readonly unit: string;
+  readonly workers: number;
 
-  constructor(scenario: string, system: string, concurrency: number, unit: string) {
+  constructor(scenario: string, system: string, concurrency: number, unit: string, workers = 1) {
     this.scenario = scenario;
     this.system = system;
     this.concurrency = concurrency;
     this.unit = unit;
+    this.workers = workers;
   }
 
   add(figures: RunFigures, usage: ProcessUsage): void {
@@ -51,12 +53,21 @@ export class Series {
       scenario: this.scenario,
       system: this.system,
       concurrency: this.concurrency,
+      workers: this.workers,
       unit: this.unit,
       throughput: pick((run) => run.figures.throughput),
       peakRssMb: pick((run) => run.usage.peakRssMb),
+      peakPssMb: pick((run) => run.usage.peakPssMb),
       cpuPercent: pick((run) => run.usage.cpuPercent),
       failed: this.#runs.reduce((sum, run) => sum + run.figures.failed, 0),
     };
+    // CPU percent of one core over items a second: CPU milliseconds per item.
+    const perItem = (percent: number | undefined, throughput: number) => (percent === undefined || !(throughput > 0) ? undefined : (10 * percent) / throughput);
+    measurement.cpuMsPerItem = { system: pick((run) => perItem(run.usage.cpuPercent, run.figures.throughput)) };
+    if (this.#runs.some((run) => run.usage.postgresCpuPercent !== undefined)) {
+      measurement.postgresCpuPercent = pick((run) => run.usage.postgresCpuPercent);
+      measurement.cpuMsPerItem.postgres = pick((run) => perItem(run.usage.postgresCpuPercent, run.figures.throughput));
+    }
     if (this.#runs.some((run) => run.figures.p50 !== undefined)) {
       measurement.latencyMs = { p50: pick((run) => run.figures.p50), p95: pick((run) => run.figures.p95), p99: pick((run) => run.figures.p99) };
     }

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Summary } from '../lib/stats.ts';
 import type { BenchResults, Measurement } from './model.ts';
+import { retiredMllpTarget } from './targets.ts';
 
 /**
  * bench/results/latest.json (everything) and latest.md (tables only: why a target is met or
@@ -52,6 +53,19 @@ export function renderMarkdown(results: BenchResults): string {
       `Every figure is the median of ${results.runs} run(s), with min–max in parentheses; the gateway and its baseline ran in turn in the same run. Total bench time ${Math.round(results.durationSeconds)} s.`,
     '',
   );
+  if (machine.loadAverage) {
+    const { start, end } = machine.loadAverage;
+    const busy = Math.max(start, end ?? 0) > machine.cores;
+    lines.push(
+      `Load average (1 min) ${start} at the start${end !== undefined ? `, ${end} at the end` : ''}, on ${machine.cores} cores${busy ? ': other work shared the machine during this run, so absolute figures are low and ratios noisier than on a quiet machine' : ''}.`,
+      '',
+    );
+  }
+  const workerCounts = (results.settings.workers as number[] | undefined) ?? [1];
+  lines.push(
+    `The service ran with CG_WORKERS=${workerCounts.join(' and CG_WORKERS=')}, each group of scenarios with every count in turn. "Workers" is the pass's CG_WORKERS: baselines (a) and (b) (HTTP and MLLP) ran with as many worker processes; Orthanc, storescp and the frame-and-ACK server are one process each, measured again in each pass. CPU % is of one core, of the system's whole process tree (supervisor and workers); "PG CPU %" is the PostgreSQL server's processes meanwhile; ms/item divides CPU time by items served (requests, messages, instances).`,
+    '',
+  );
   const merged = results.settings.mergedFrom as { date: string; commit?: string; scenarios: string[] }[] | undefined;
   if (merged) {
     lines.push(`Measured in ${merged.length} invocations, each with its own baselines: ${merged.map((part) => `${part.scenarios.join(', ')} at ${part.date}${part.commit ? ` on commit \`${part.commit}\`` : ''}`).join('; ')}.`, '');
@@ -65,7 +79,9 @@ export function renderMarkdown(results: BenchResults): string {
   }
   const explained = results.targets.filter((t) => t.explanation);
   if (explained.length > 0) lines.push('', ...explained.map((target) => `- ${target.name}: ${target.explanation}`));
+  lines.push('', `Retired: ${retiredMllpTarget}.`);
   lines.push('', 'Why each target is met or missed, measured: docs/performance.md, "Why each target is met or missed".');
+  lines.push(...scaling(results.measurements, workerCounts));
   const byScenario = new Map<string, Measurement[]>();
   for (const m of results.measurements) byScenario.set(m.scenario, [...(byScenario.get(m.scenario) ?? []), m]);
   lines.push('', '## Figures', '');
@@ -74,21 +90,24 @@ export function renderMarkdown(results: BenchResults): string {
     const dicom = scenario.startsWith('dicom.');
     const concurrencyName = dicom ? 'Associations' : 'Connections';
     lines.push(`### ${scenarioTitles[scenario] ?? scenario}`, '');
+    const cost = (m: Measurement) => `${spread(m.cpuPercent, 0)} | ${spread(m.postgresCpuPercent, 0)} | ${spread(m.cpuMsPerItem?.system, 2)} | ${spread(m.cpuMsPerItem?.postgres, 2)}`;
+    const costHeads = 'CPU % | PG CPU % | CPU ms/item | PG ms/item';
     if (dicom) {
-      lines.push(`| System | ${concurrencyName} | ${unit} | MB/s | Peak RSS MB | CPU % | Failed |`, '|---|---|---|---|---|---|---|');
+      lines.push(`| System | Workers | ${concurrencyName} | ${unit} | MB/s | Peak RSS MB | Peak PSS MB | ${costHeads} | Failed |`, '|---|---|---|---|---|---|---|---|---|---|---|---|');
     } else {
-      lines.push(`| System | ${concurrencyName} | ${unit} | p50 ms | p95 ms | p99 ms | Peak RSS MB | CPU % | Failed |`, '|---|---|---|---|---|---|---|---|---|');
+      lines.push(`| System | Workers | ${concurrencyName} | ${unit} | p50 ms | p95 ms | p99 ms | Peak RSS MB | Peak PSS MB | ${costHeads} | Failed |`, '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     }
-    for (const m of [...list].sort((a, b) => a.concurrency - b.concurrency || a.system.localeCompare(b.system))) {
+    for (const m of [...list].sort((a, b) => a.concurrency - b.concurrency || (a.workers ?? 1) - (b.workers ?? 1) || a.system.localeCompare(b.system))) {
+      const workers = m.workers ?? 1;
       if (dicom) {
-        lines.push(`| ${m.system} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.mbPerSecond)} | ${spread(m.peakRssMb, 0)} | ${spread(m.cpuPercent, 0)} | ${m.failed} |`);
+        lines.push(`| ${m.system} | ${workers} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.mbPerSecond)} | ${spread(m.peakRssMb, 0)} | ${spread(m.peakPssMb, 0)} | ${cost(m)} | ${m.failed} |`);
       } else {
         lines.push(
-          `| ${m.system} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.latencyMs?.p50, 2)} | ${spread(m.latencyMs?.p95, 2)} | ${spread(m.latencyMs?.p99, 2)} | ${spread(m.peakRssMb, 0)} | ${spread(m.cpuPercent, 0)} | ${m.failed} |`,
+          `| ${m.system} | ${workers} | ${m.concurrency} | ${spread(m.throughput)} | ${spread(m.latencyMs?.p50, 2)} | ${spread(m.latencyMs?.p95, 2)} | ${spread(m.latencyMs?.p99, 2)} | ${spread(m.peakRssMb, 0)} | ${spread(m.peakPssMb, 0)} | ${cost(m)} | ${m.failed} |`,
         );
       }
     }
-    const scenarioNotes = list.flatMap((m) => (m.notes ?? []).map((note) => `${m.system} (${m.concurrency}): ${note}`));
+    const scenarioNotes = list.flatMap((m) => (m.notes ?? []).map((note) => `${m.system} (workers ${m.workers ?? 1}, ${m.concurrency}): ${note}`));
     if (scenarioNotes.length > 0) lines.push('', ...scenarioNotes.map((note) => `- ${note}`));
     lines.push('');
   }
@@ -98,4 +117,41 @@ export function renderMarkdown(results: BenchResults): string {
     lines.push('');
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * How the service's throughput grows from the first worker count to the others, per scenario
+ * and concurrency, with where the CPU went (the service's tree, PostgreSQL) and the same growth of
+ * the baseline measured beside it: a baseline that grows alike says the machine is the limit.
+ */
+function scaling(measurements: Measurement[], workerCounts: number[]): string[] {
+  if (workerCounts.length < 2) return [];
+  const [first, ...others] = workerCounts as [number, ...number[]];
+  const lines = ['', `## Scaling from ${first} to ${others.join(', ')} worker(s)`, ''];
+  lines.push(
+    `| Scenario | Concurrency | System | ${workerCounts.map((w) => `${w} w`).join(' | ')} | Growth | CPU % (service / PG) at ${workerCounts.join(', ')} w |`,
+    `|---|---|---|${workerCounts.map(() => '---|').join('')}---|---|`,
+  );
+  const key = (m: Measurement) => `${m.scenario}|${m.concurrency}|${m.system}`;
+  const groups = new Map<string, Map<number, Measurement>>();
+  for (const m of measurements) {
+    if (m.throughput.runs.length === 0 || ['storescp', 'mllp-baseline', 'orthanc'].includes(m.system)) continue;
+    const entry = groups.get(key(m)) ?? new Map<number, Measurement>();
+    entry.set(m.workers ?? 1, m);
+    groups.set(key(m), entry);
+  }
+  for (const [name, byWorkers] of groups) {
+    const base = byWorkers.get(first);
+    const last = byWorkers.get(others[others.length - 1]!);
+    if (!base || !last) continue;
+    const [scenario, concurrency, system] = name.split('|');
+    const growth = base.throughput.median > 0 ? `${(last.throughput.median / base.throughput.median).toFixed(2)}x` : '–';
+    const cpu = workerCounts.map((w) => {
+      const m = byWorkers.get(w);
+      return m ? `${fmt(m.cpuPercent.median, 0)} / ${fmt(m.postgresCpuPercent?.median, 0)}` : '–';
+    });
+    lines.push(`| ${scenario} | ${concurrency} | ${system} | ${workerCounts.map((w) => fmt(byWorkers.get(w)?.throughput.median)).join(' | ')} | ${growth} | ${cpu.join('; ')} |`);
+  }
+  lines.push('', 'Orthanc, storescp and the frame-and-ACK server do not change with CG_WORKERS and are left out of this table; their figures per pass are under Figures.');
+  return lines;
 }

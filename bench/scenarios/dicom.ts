@@ -3,7 +3,7 @@ import { orthancAet, startOrthanc } from '../baselines/orthanc.ts';
 import { startStorescp, storescpAet } from '../baselines/storescp.ts';
 import { progress } from '../lib/log.ts';
 import { privateNetworkAvailable } from '../lib/netns.ts';
-import { monitored, type ProcessUsage } from '../lib/process-monitor.ts';
+import { monitored, type ProcessUsage, type Watched } from '../lib/process-monitor.ts';
 import { baselinePorts, benchHost } from '../lib/ports.ts';
 import { largeSet, smallSet, type DicomSet } from '../load/dicom-data.ts';
 import { runStorescu, type StoreResult } from '../load/storescu.ts';
@@ -17,11 +17,14 @@ import type { BenchContext } from './context.ts';
  * to a site of its own (a new called AE title), so no run is answered from an earlier run's copy.
  */
 export interface DicomTargets {
-  gatewayPid: number;
+  gateway: Watched;
+  workers: number;
   dicomPort: number;
   /** A fresh site for one run: its AE title. */
   newSite: (aeTitle: string) => Promise<{ id: string; aeTitle: string }>;
   countInstances: (siteId: string) => Promise<number>;
+  /** storescp is a reference, not a target's baseline: measured in the first worker pass only. */
+  withStorescp: boolean;
 }
 
 interface Receiver {
@@ -47,7 +50,7 @@ export async function runDicomScenarios(context: BenchContext, targets: DicomTar
       system: 'gateway',
       run: async (set, associations, label) => {
         const site = await targets.newSite(`BD${context.runTag.slice(-6).toUpperCase()}${String(++siteCounter).padStart(3, '0')}`);
-        const { result, usage } = await monitored(targets.gatewayPid, () => store(targets.dicomPort, site.aeTitle, set, associations, label));
+        const { result, usage } = await monitored(targets.gateway, () => store(targets.dicomPort, site.aeTitle, set, associations, label));
         return { result, usage, stored: await targets.countInstances(site.id) };
       },
     },
@@ -66,19 +69,23 @@ export async function runDicomScenarios(context: BenchContext, targets: DicomTar
           }
         },
       },
-      {
-        system: 'storescp',
-        run: async (set, associations, label) => {
-          const storescp = await startStorescp(scratch);
-          try {
-            const { result, usage } = await monitored(storescp.pid, () => store(baselinePorts.storescp, storescpAet, set, associations, label, storescp.pid));
-            return { result, usage, stored: await storescp.countInstances() };
-          } finally {
-            await storescp.stop();
-          }
-        },
-      },
     );
+    if (targets.withStorescp) {
+      receivers.push(
+        {
+          system: 'storescp',
+          run: async (set, associations, label) => {
+            const storescp = await startStorescp(scratch);
+            try {
+              const { result, usage } = await monitored(storescp.pid, () => store(baselinePorts.storescp, storescpAet, set, associations, label, storescp.pid));
+              return { result, usage, stored: await storescp.countInstances() };
+            } finally {
+              await storescp.stop();
+            }
+          },
+        },
+      );
+    }
   } else {
     context.skipped.push({ scenario: 'dicom baselines', reason: 'no private network namespace (unshare -n needs root): Orthanc and storescp cannot bind loopback only' });
   }
@@ -90,11 +97,11 @@ export async function runDicomScenarios(context: BenchContext, targets: DicomTar
   ];
   for (const { scenario, set, associations, runs } of plan) {
     for (const count of associations) {
-      const all = receivers.map((receiver) => ({ receiver, series: new Series(scenario, receiver.system, count, 'inst/s') }));
+      const all = receivers.map((receiver) => ({ receiver, series: new Series(scenario, receiver.system, count, 'inst/s', targets.workers) }));
       context.series.push(...all.map((entry) => entry.series));
       for (let run = 1; run <= runs; run++) {
         for (const { receiver, series } of all) {
-          const label = `${scenario}-${receiver.system}-a${count}-r${run}`;
+          const label = `${scenario}-${receiver.system}-a${count}-r${run}-w${targets.workers}`;
           try {
             // Dirty pages of the previous run must not be written back during this one.
             execFileSync('sync');
@@ -108,7 +115,7 @@ export async function runDicomScenarios(context: BenchContext, targets: DicomTar
         }
       }
       progress(
-        `${scenario} a=${count}: ${all.map(({ series }) => {
+        `${scenario} a=${count} workers=${targets.workers}: ${all.map(({ series }) => {
           const m = series.toMeasurement();
           return `${series.system} ${m.throughput.median.toFixed(1)} inst/s ${m.mbPerSecond?.median.toFixed(1)} MB/s ${m.peakRssMb.median.toFixed(0)} MB`;
         }).join('; ')}`,

@@ -76,8 +76,8 @@ export async function runFhirTransactionScenario(context: BenchContext, targets:
   // A Bundle takes a good part of a second under load: shorter runs would count too few of them.
   const seconds = Math.max(context.options.httpSeconds, 3);
   for (const connections of concurrencies) {
-    const transaction = new Series('fhir.transaction-100', 'gateway', connections, 'resources/s');
-    const separate = new Series('fhir.transaction-100', 'one-by-one', connections, 'resources/s');
+    const transaction = new Series('fhir.transaction-100', 'gateway', connections, 'resources/s', targets.gateway.workers);
+    const separate = new Series('fhir.transaction-100', 'one-by-one', connections, 'resources/s', targets.gateway.workers);
     context.series.push(transaction, separate);
     for (let run = 1; run <= context.options.runs; run++) {
       const measured = await monitored(targets.gateway.pid, () => bundles(connections, seconds));

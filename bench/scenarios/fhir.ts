@@ -1,7 +1,7 @@
 import { businessIdentifier, familyName, identifierSystem, loinc, observationCodes, patientBody, syntheticId } from '../dataset/synthetic.ts';
 import type { GatewayProcess } from '../lib/gateway-process.ts';
 import { progress } from '../lib/log.ts';
-import { monitored } from '../lib/process-monitor.ts';
+import { monitored, type Watched } from '../lib/process-monitor.ts';
 import type { ProvisionedSite } from '../lib/provision.ts';
 import { benchHost } from '../lib/ports.ts';
 import { runHttpLoad, type HttpLoadResult } from '../load/http-load.ts';
@@ -17,7 +17,8 @@ import { runFhirTransactionScenario } from './fhir-transaction.ts';
 export interface FhirTargets {
   gateway: GatewayProcess;
   fhirPort: number;
-  baseline: { pid: number; port: number };
+  /** Baselines (a) and (b), with as many worker processes as the service. */
+  baseline: { watched: Watched; port: number };
   main: ProvisionedSite;
   writes: ProvisionedSite;
   mainPatients: number;
@@ -177,21 +178,22 @@ export async function runFhirScenarios(context: BenchContext, targets: FhirTarge
     await load(gatewayUrl, 16, 1);
     if (operation.baseline) await load(baselineUrl, 16, 1);
     for (const connections of options.concurrencies) {
-      const gateway = new Series(`fhir.${operation.key}`, 'gateway', connections, 'req/s');
-      const baseline = operation.baseline ? new Series(`fhir.${operation.key}`, operation.baseline, connections, 'req/s') : undefined;
+      const { workers } = targets.gateway;
+      const gateway = new Series(`fhir.${operation.key}`, 'gateway', connections, 'req/s', workers);
+      const baseline = operation.baseline ? new Series(`fhir.${operation.key}`, operation.baseline, connections, 'req/s', workers) : undefined;
       context.series.push(gateway, ...(baseline ? [baseline] : []));
       for (let run = 1; run <= options.runs; run++) {
-        const measured = await monitored(targets.gateway.pid, () => load(gatewayUrl, connections, options.httpSeconds));
+        const measured = await monitored(gatewayWatched(targets.gateway), () => load(gatewayUrl, connections, options.httpSeconds));
         record(gateway, measured.result, measured.usage);
         if (baseline) {
-          const base = await monitored(targets.baseline.pid, () => load(baselineUrl, connections, options.httpSeconds));
+          const base = await monitored(targets.baseline.watched, () => load(baselineUrl, connections, options.httpSeconds));
           record(baseline, base.result, base.usage);
         }
       }
       const m = gateway.toMeasurement();
       await targets.drain();
       progress(
-        `fhir.${operation.key} c=${connections}: ${m.throughput.median.toFixed(0)} req/s p95 ${m.latencyMs?.p95.median.toFixed(1)} ms` +
+        `fhir.${operation.key} c=${connections} workers=${workers}: ${m.throughput.median.toFixed(0)} req/s p95 ${m.latencyMs?.p95.median.toFixed(1)} ms` +
           (baseline ? `; ${operation.baseline} ${baseline.toMeasurement().throughput.median.toFixed(0)} req/s` : ''),
       );
     }
@@ -204,10 +206,10 @@ export async function runFhirScenarios(context: BenchContext, targets: FhirTarge
  * (they run on after the client gives up) and turn the scenarios after it into 503s.
  */
 async function measureSlow(context: BenchContext, targets: FhirTargets, url: string, operation: Operation, key: string): Promise<void> {
-  const series = new Series(`fhir.${operation.key}`, 'gateway', 1, 'req/s');
+  const series = new Series(`fhir.${operation.key}`, 'gateway', 1, 'req/s', targets.gateway.workers);
   context.series.push(series);
   for (let run = 1; run <= context.options.runs; run++) {
-    const measured = await monitored(targets.gateway.pid, async () => {
+    const measured = await monitored(gatewayWatched(targets.gateway), async () => {
       const started = performance.now();
       const result = await checkOnce(url, operation, key);
       return { ms: performance.now() - started, failed: result.problem ? 1 : 0 };
@@ -219,6 +221,11 @@ async function measureSlow(context: BenchContext, targets: FhirTargets, url: str
   context.skipped.push({ scenario: `fhir.${operation.key} at 16 and 64 connections`, reason: 'a single request takes seconds (see the analysis of this target)' });
   await targets.drain();
   progress(`fhir.${operation.key}: slow, ${series.toMeasurement().latencyMs?.p50.median.toFixed(0)} ms a request; measured at 1 connection only`);
+}
+
+/** The service's process tree, with its PostgreSQL measured apart. */
+export function gatewayWatched(gateway: Pick<GatewayProcess, 'pid' | 'postgresPid'>): Watched {
+  return { roots: [gateway.pid], ...(gateway.postgresPid !== undefined ? { postgres: gateway.postgresPid } : {}) };
 }
 
 function record(series: Series, result: HttpLoadResult, usage: Parameters<Series['add']>[1]): void {

@@ -1,5 +1,5 @@
 import { progress } from '../lib/log.ts';
-import { monitored } from '../lib/process-monitor.ts';
+import { monitored, type Watched } from '../lib/process-monitor.ts';
 import { benchHost } from '../lib/ports.ts';
 import { adtA01, oruR01 } from '../load/hl7-messages.ts';
 import { runMllpLoad, type MllpLoadResult } from '../load/mllp-client.ts';
@@ -9,12 +9,15 @@ import type { BenchContext } from './context.ts';
 /**
  * HL7 v2 over MLLP (issue 8): ADT^A01 and ORU^R01 (5 OBX) with 1 and 8 connections, each
  * message waiting for its acknowledgement, against the gateway (which acknowledges after its
- * commit) and against the frame-and-acknowledge baseline, run by run in turn.
+ * commit), against baseline (b) over MLLP (one single-row INSERT committed, then the ACK) and
+ * against the frame-and-acknowledge server, run by run in turn.
  */
 export interface MllpTargets {
-  gatewayPid: number;
+  gateway: Watched;
+  workers: number;
   mllpPort: number;
   baseline: { pid: number; port: number };
+  insertBaseline: { watched: Watched; port: number };
 }
 
 const kinds = {
@@ -33,20 +36,25 @@ export async function runMllpScenarios(context: BenchContext, targets: MllpTarge
     return;
   }
   await load(targets.baseline.port, 1, kinds.adt(`${context.runTag}V`), 200);
+  await load(targets.insertBaseline.port, 8, kinds.adt(`${context.runTag}U`), 200);
+  const { workers } = targets;
   for (const [kind, make] of Object.entries(kinds)) {
     for (const connections of [1, 8]) {
-      const gateway = new Series(`mllp.${kind}`, 'gateway', connections, 'msg/s');
-      const baseline = new Series(`mllp.${kind}`, 'mllp-baseline', connections, 'msg/s');
-      context.series.push(gateway, baseline);
+      const gateway = new Series(`mllp.${kind}`, 'gateway', connections, 'msg/s', workers);
+      const insert = new Series(`mllp.${kind}`, 'baseline-b', connections, 'msg/s', workers);
+      const baseline = new Series(`mllp.${kind}`, 'mllp-baseline', connections, 'msg/s', workers);
+      context.series.push(gateway, insert, baseline);
       for (let run = 1; run <= options.runs; run++) {
-        const tag = `${context.runTag}${kind[0]}${connections}${run}`;
-        const measured = await monitored(targets.gatewayPid, () => load(targets.mllpPort, connections, make(tag)));
+        const tag = `${context.runTag}${kind[0]}${connections}${run}w${workers}`;
+        const measured = await monitored(targets.gateway, () => load(targets.mllpPort, connections, make(tag)));
         record(gateway, measured.result, measured.usage);
+        const inserted = await monitored(targets.insertBaseline.watched, () => load(targets.insertBaseline.port, connections, make(`${tag}i`)));
+        record(insert, inserted.result, inserted.usage);
         const base = await monitored(targets.baseline.pid, () => load(targets.baseline.port, connections, make(`${tag}b`)));
         record(baseline, base.result, base.usage);
       }
       progress(
-        `mllp.${kind} c=${connections}: ${gateway.toMeasurement().throughput.median.toFixed(0)} msg/s; baseline ${baseline.toMeasurement().throughput.median.toFixed(0)} msg/s`,
+        `mllp.${kind} c=${connections} workers=${workers}: ${gateway.toMeasurement().throughput.median.toFixed(0)} msg/s; baseline (b) ${insert.toMeasurement().throughput.median.toFixed(0)} msg/s; frame-and-ACK ${baseline.toMeasurement().throughput.median.toFixed(0)} msg/s`,
       );
     }
   }

@@ -8,6 +8,7 @@ import { DuplicateMessageError, findLoggedMessage, recordMessage, type MessageOu
 import type { SiteContext } from '../../domain/site-context.ts';
 import type { Database, NamedStatement } from '../../storage/database.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
+import { groupedTransactions } from '../../storage/grouped-transactions.ts';
 import { isDomainError } from '../../domain/errors.ts';
 import { buildAck, type AckCode } from '../ack/build-ack.ts';
 import { answerForFailure } from '../ack/error-mapping.ts';
@@ -95,7 +96,10 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
       plan = planned.plan;
       code = planned.rejected ? 'AR' : plan ? 'AA' : 'AE';
     }
-    const committed = await db.transaction(async (tx) => {
+    // Committed together with the messages of other connections that arrive meanwhile, and
+    // answered only after that commit; a message that fails in a group is run again alone
+    // (src/storage/grouped-transactions.ts), so it fails or succeeds exactly as it would alone.
+    const committed = await groupedTransactions(db).run(async (tx) => {
       let all = problems;
       let deferred: NamedStatement[] = [];
       if (plan) {

@@ -31,6 +31,11 @@ export class RawPeer {
     for (const waiter of this.#waiters.splice(0)) waiter();
   }
 
+  /** Bytes received and not yet read by next(). */
+  get unread(): number {
+    return this.#buffer.length;
+  }
+
   /** The next framed answer (payload without VT/FS/CR), or undefined when the server closed. */
   async next(): Promise<string | undefined> {
     for (;;) {

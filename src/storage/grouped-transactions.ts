@@ -1,0 +1,110 @@
+import { BatchQueue, type Settled } from './batch-queue.ts';
+import type { Database, Transaction } from './database.ts';
+import { isTransientDatabaseError } from './errors.ts';
+
+/** One caller's share of a transaction: it must have no side effects outside the database. */
+export type TransactionWork<T> = (tx: Transaction) => Promise<T>;
+
+export interface GroupedTransactionOptions {
+  /** Groups running at once (each on a connection of its own). */
+  maxInFlight: number;
+  /** Milliseconds the newest group must have run before another starts beside it. */
+  spreadAfterMs: number;
+  /** Works per group at most. */
+  maxGroup: number;
+}
+
+/**
+ * Runs the works of concurrent callers in one transaction, one after another, and commits them
+ * together: each caller's promise settles only after the COMMIT that made its work durable, so a
+ * caller that acknowledges on resolution still acknowledges only what is committed, while many
+ * share one BEGIN, one COMMIT and one WAL flush. The works of one event-loop turn, and those
+ * arriving while a group runs, leave together (BatchQueue); a lone work runs alone.
+ *
+ * When a group fails on anything but an unavailable database (one work's error, a duplicate key,
+ * a deadlock past the retries), nothing of it was committed, and each work is run again alone, in
+ * the order it came, in a transaction of its own: the others commit, and the failing one gets its
+ * own error, exactly as if it had come alone. A caller with several works in order (one
+ * connection's messages) must wait for each before adding the next; then its order is kept.
+ */
+export class GroupedTransactions {
+  readonly #database: Database;
+  readonly #queue: BatchQueue<TransactionWork<unknown>, unknown>;
+  #running = 0;
+  #queued = 0;
+  /** Groups committed with more than one work, for the tests and the bench's notes. */
+  sharedCommits = 0;
+
+  constructor(database: Database, options: GroupedTransactionOptions) {
+    this.#database = database;
+    this.#queue = new BatchQueue<TransactionWork<unknown>, unknown>({
+      maxInFlight: options.maxInFlight,
+      spreadAfterMs: options.spreadAfterMs,
+      maxBatch: options.maxGroup,
+      run: (works) => this.#runGroup(works),
+    });
+  }
+
+  run<T>(work: TransactionWork<T>): Promise<T> {
+    this.#queued++;
+    return this.#queue.add(work as TransactionWork<unknown>) as Promise<T>;
+  }
+
+  /** Works inside a running group, and works waiting for one. */
+  get pending(): { running: number; queued: number } {
+    return { running: this.#running, queued: this.#queued };
+  }
+
+  async #runGroup(works: readonly TransactionWork<unknown>[]): Promise<Settled<unknown>[]> {
+    this.#queued -= works.length;
+    this.#running += works.length;
+    try {
+      if (works.length === 1) return [await this.#alone(works[0]!)];
+      try {
+        const values = await this.#database.transaction(async (tx) => {
+          const results: unknown[] = [];
+          for (const work of works) results.push(await work(tx));
+          return results;
+        });
+        this.sharedCommits++;
+        return values.map((value) => ({ ok: true, value }));
+      } catch (error) {
+        // Every work would meet the same outage alone: answer them all now.
+        if (isTransientDatabaseError(error)) return works.map(() => ({ ok: false, error }));
+      }
+      const outcomes: Settled<unknown>[] = [];
+      for (const work of works) outcomes.push(await this.#alone(work));
+      return outcomes;
+    } finally {
+      this.#running -= works.length;
+    }
+  }
+
+  async #alone(work: TransactionWork<unknown>): Promise<Settled<unknown>> {
+    try {
+      return { ok: true, value: await this.#database.transaction(work) };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  }
+}
+
+const groups = new WeakMap<Database, GroupedTransactions>();
+
+// One group at a time while it runs normally, so that the works arriving meanwhile make the next
+// group as large as the load allows; a group held up (a lock, a slow disk) lets a second start
+// beside it after 25 ms, so that it cannot hold up every intake of the process.
+const defaults: GroupedTransactionOptions = { maxInFlight: 2, spreadAfterMs: 25, maxGroup: 32 };
+
+/**
+ * The process's grouped transactions on `database` (one queue per pool). `options` apply only
+ * when this is the first call for that pool (a test that needs one group at a time).
+ */
+export function groupedTransactions(database: Database, options: GroupedTransactionOptions = defaults): GroupedTransactions {
+  let group = groups.get(database);
+  if (!group) {
+    group = new GroupedTransactions(database, options);
+    groups.set(database, group);
+  }
+  return group;
+}
