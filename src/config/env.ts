@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigError } from './config-error.ts';
+import { loadBulkExportSettings, type BulkExportSettings } from './bulk-export.ts';
 import { loadLimits, type GatewayLimits } from './limits.ts';
 
 /** The operator contract of DESIGN.md section 3: every variable is optional. */
@@ -27,6 +28,8 @@ export interface GatewayConfig {
   fhirCorsOrigins: string[];
   /** Worker processes `serve` runs (CG_WORKERS); 1 serves everything from one process. */
   workers: number;
+  /** FHIR Bulk Data export: file folder, expiry, limits (CG_EXPORT_*). */
+  bulkExport: BulkExportSettings;
 }
 
 export { ConfigError };
@@ -83,9 +86,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   if (!logLevels.has(logLevel)) throw new ConfigError(`CG_LOG_LEVEL must be one of ${[...logLevels].join(', ')}`);
   const fhirCorsOrigins = parseOrigins(env.CG_FHIR_CORS_ORIGINS, 'CG_FHIR_CORS_ORIGINS');
   const workers = parseWorkers(env.CG_WORKERS);
+  const dataDir = resolve(env.CG_DATA_DIR?.trim() || './data');
   return {
     ...(env.CG_DATABASE_URL?.trim() ? { databaseUrl: env.CG_DATABASE_URL.trim() } : {}),
-    dataDir: resolve(env.CG_DATA_DIR?.trim() || './data'),
+    dataDir,
     bind,
     ports,
     dicomPublic,
@@ -95,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     limits: loadLimits(env),
     fhirCorsOrigins,
     workers,
+    bulkExport: loadBulkExportSettings(env, dataDir),
   };
 }
 

@@ -9,6 +9,7 @@ import { baseUrl, sendJson } from './http/resource-response.ts';
 import { registerCompression, registerCors } from './http/transport-plugins.ts';
 import { renderOperationOutcome } from './outcome.ts';
 import { createFhirContext } from './routes/fhir-context.ts';
+import { registerExportRoutes } from './routes/export-routes.ts';
 import { registerHistoryRoutes } from './routes/history-routes.ts';
 import { registerMethodNotAllowed } from './routes/method-not-allowed.ts';
 import { registerReadRoutes } from './routes/read-routes.ts';
@@ -59,6 +60,7 @@ export const fhirSurface: HttpSurface = {
     );
     registerMethodNotAllowed(app, '/fhir/metadata', ['GET'], 'metadata');
     registerBundleRoute(app, context);
+    registerExportRoutes(app, context);
 
     for (const definition of resourceDefinitions) {
       const { type } = definition;

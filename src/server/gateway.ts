@@ -7,6 +7,7 @@ import type { Services } from '../platform/services.ts';
 import type { Database } from '../storage/database.ts';
 import { migrate } from '../storage/migrations.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../storage/planner-statistics.ts';
+import { startBulkExportWorker, type BulkExportWorker } from './bulk-export-worker.ts';
 import { startDataAccessRetention, type DataAccessRetention } from './data-access-retention.ts';
 import { ensureInitialAdmin } from './first-run.ts';
 import { openDatabase, type OpenedDatabase } from './open-database.ts';
@@ -59,11 +60,13 @@ export async function startGateway(
   let opened: OpenedDatabase | undefined;
   let statistics: PlannerStatistics | undefined;
   let retention: DataAccessRetention | undefined;
+  let exports: BulkExportWorker | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
     await Promise.allSettled(listeners.map(({ listener }) => listener.close()));
     await Promise.allSettled(origins.map((origin) => origin.close()));
+    await exports?.stop();
     await statistics?.stop();
     await retention?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
@@ -79,6 +82,8 @@ export async function startGateway(
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();
     const services: Services = { database: opened.database, config, logger };
+    // In every process that serves: any of them may run any site's export job.
+    exports = startBulkExportWorker(opened.database, config.bulkExport, logger.child({ component: 'bulk-export' }));
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {
       const configured = config.ports[port];
