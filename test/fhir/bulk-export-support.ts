@@ -54,3 +54,26 @@ export function pathOf(url: string): string {
 export function ndjsonLines(body: string): Record<string, any>[] {
   return body.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, any>);
 }
+
+/**
+ * `count` Observations of one new patient written straight into the current-version table in one
+ * statement (what a export reads), for tests that need more rows than the API would write quickly.
+ */
+export async function insertObservations(db: { query(text: string, values?: unknown[]): Promise<unknown> }, siteId: string, count: number, padding = 0): Promise<void> {
+  await db.query(
+    `WITH patient AS (
+       INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content)
+       SELECT $1::uuid, 'Patient', p.id, 1, now(), jsonb_build_object('resourceType', 'Patient', 'id', p.id::text, 'meta', jsonb_build_object('versionId', '1'))
+         FROM (SELECT gen_random_uuid() AS id) AS p
+       RETURNING id
+     )
+     INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content, patient_id)
+     SELECT $1::uuid, 'Observation', o.id, 1, now(),
+            jsonb_build_object('resourceType', 'Observation', 'id', o.id::text, 'status', 'final', 'code', jsonb_build_object('text', 'Hb'),
+                               'subject', jsonb_build_object('reference', 'Patient/' || patient.id), 'valueQuantity', jsonb_build_object('value', o.k),
+                               'note', jsonb_build_array(jsonb_build_object('text', repeat('x', $3::int)))),
+            patient.id
+       FROM patient, (SELECT gen_random_uuid() AS id, k FROM generate_series(1, $2::int) AS k) AS o`,
+    [siteId, count, padding],
+  );
+}
