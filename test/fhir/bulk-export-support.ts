@@ -1,5 +1,6 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -18,9 +19,11 @@ export interface ExportOrigin {
   config: GatewayConfig;
   /** Claims and runs every queued job, one after another, as a worker does. */
   runPendingExports(owner?: string): Promise<number>;
+  /** With `listen`: http://127.0.0.1:{port}/fhir */
+  baseUrl: string;
 }
 
-export function useExportOrigin(env: NodeJS.ProcessEnv = {}): ExportOrigin {
+export function useExportOrigin(env: NodeJS.ProcessEnv = {}, options: { listen?: boolean } = {}): ExportOrigin {
   const origin = {} as ExportOrigin;
   before(async () => {
     origin.db = await createTestDatabase();
@@ -35,6 +38,11 @@ export function useExportOrigin(env: NodeJS.ProcessEnv = {}): ExportOrigin {
       }
       return ran;
     };
+    // In this hook: top-level hooks of a file are not chained, so the listen cannot be a hook of its own.
+    if (options.listen) {
+      await origin.app.listen({ port: 0, host: '127.0.0.1' });
+      origin.baseUrl = `http://127.0.0.1:${(origin.app.server.address() as AddressInfo).port}/fhir`;
+    }
   });
   after(async () => {
     await origin.app.close();
