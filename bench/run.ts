@@ -17,6 +17,7 @@ import { writeResults } from './report/write-results.ts';
 import type { BenchContext } from './scenarios/context.ts';
 import { runDicomScenarios } from './scenarios/dicom.ts';
 import { runFhirScenarios } from './scenarios/fhir.ts';
+import { runExportScenario } from './scenarios/fhir-export.ts';
 import { runMllpScenarios } from './scenarios/mllp.ts';
 
 /**
@@ -102,16 +103,19 @@ async function fhirPhase(): Promise<void> {
       logFile: join(logDir, 'http-baseline.log'),
       ready: httpAnswers(`http://${benchHost}:${baselinePorts.http}/`),
     });
-    await runFhirScenarios(context, {
-      gateway,
-      fhirPort: fhir.port,
-      baseline: { pid: baseline.pid, port: baselinePorts.http },
-      main,
-      writes,
-      mainPatients: dataset.patients,
-      writePatients,
-      drain: () => drainSessions(gateway.databaseUrl),
-    });
+    if (options.scenarios.has('fhir')) {
+      await runFhirScenarios(context, {
+        gateway,
+        fhirPort: fhir.port,
+        baseline: { pid: baseline.pid, port: baselinePorts.http },
+        main,
+        writes,
+        mainPatients: dataset.patients,
+        writePatients,
+        drain: () => drainSessions(gateway.databaseUrl),
+      });
+    }
+    await runExportScenario(context, { gateway, fhirPort: fhir.port, main });
   } finally {
     await baseline?.stop();
     await gateway.stop();
@@ -203,7 +207,7 @@ async function phase(name: string, run: () => Promise<void>): Promise<void> {
   }
 }
 
-if (options.scenarios.has('fhir')) await phase('fhir', fhirPhase);
+if (options.scenarios.has('fhir') || options.scenarios.has('fhir-export')) await phase('fhir', fhirPhase);
 if (options.scenarios.has('mllp')) await phase('mllp', () => scratchPhase('mllp'));
 if (options.scenarios.has('dicom')) await phase('dicom', () => scratchPhase('dicom'));
 

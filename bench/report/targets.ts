@@ -53,6 +53,16 @@ export function computeTargets(measurements: Measurement[], options: { fullDatas
       ),
     );
   }
+  targets.push(
+    ratioTarget(
+      `FHIR $export of the main site's Observations${options.fullDataset ? '' : ' (quick data set)'}`,
+      median(find(measurements, 'fhir.export', 'gateway', 1)),
+      median(find(measurements, 'fhir.export', 'copy-baseline', 1)),
+      0.3,
+      'COPY (SELECT content ...) TO STDOUT of the same rows into a file',
+      'resources/s',
+    ),
+  );
   for (const search of ['search-identifier', 'search-name', 'search-patient-code']) {
     const m = find(measurements, `fhir.${search}`, 'gateway', 1);
     const p95 = m?.latencyMs?.p95.median;
