@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { pino } from 'pino';
 import { cleanUpExports } from '../../src/domain/bulk-export/export-cleanup.ts';
+import { claimExport } from '../../src/domain/bulk-export/export-jobs.ts';
+import { runExport } from '../../src/fhir/export/export-runner.ts';
 import { fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
 import { asyncHeaders, ndjsonLines, pathOf, useExportOrigin } from './bulk-export-support.ts';
 
@@ -157,6 +160,12 @@ test('bad kick-offs are refused with an OperationOutcome: no Prefer, unsupported
     assert.equal(response.json().resourceType, 'OperationOutcome');
   }
   assert.equal((await client.request('PUT', '/fhir/$export')).statusCode, 405);
+  const { status, manifest } = await exportAll(client, '/fhir/$export?_type=Patient');
+  assert.equal((await client.request('GET', status)).statusCode, 200);
+  for (const url of manifest.output.map((file: { url: string }) => file.url)) {
+    assert.equal((await client.request('GET', pathOf(url), { headers: { accept: 'text/csv' } })).statusCode, 406);
+  }
+  assert.equal((await client.request('GET', `${status.replace('export-status', 'export-file')}/99`)).statusCode, 404);
 });
 
 test('a site may have CG_EXPORT_JOBS_PER_SITE exports queued or running; the next kick-off is 429 with Retry-After', async () => {
@@ -240,6 +249,24 @@ test('an export past its expiry is 404 at once, and the clean-up deletes its fil
     await holder.query('SELECT pg_advisory_unlock($1)', [0x62756c6b657870n.toString()]);
   } finally {
     holder.release();
+  }
+});
+
+test('a worker whose job was cancelled or taken over since it claimed it gives it up and leaves no files', async () => {
+  const client = await fhirClient(origin.app, origin.db.database);
+  await seed(client, 2);
+  const logger = pino({ level: 'silent' });
+  for (const loss of ['cancelled', 'taken over'] as const) {
+    const status = pathOf((await kickOff(client, '/fhir/$export')).headers['content-location'] as string);
+    const jobId = status.split('/').at(-1)!;
+    const job = (await claimExport(origin.db.database, 'slow-worker', 30))!;
+    assert.equal(job.id, jobId);
+    if (loss === 'cancelled') assert.equal((await client.request('DELETE', status)).statusCode, 202);
+    else await origin.db.database.query("UPDATE bulk_export_job SET lease_owner = 'other-worker' WHERE site_id = $1 AND id = $2", [client.site.siteId, jobId]);
+    const output = await runExport({ database: origin.db.database, settings: origin.config.bulkExport, owner: 'slow-worker', logger, stopping: () => false }, job);
+    assert.equal(output, undefined, `${loss}: the worker gave the job up`);
+    assert.equal(existsSync(join(origin.config.bulkExport.dir, client.site.siteId, jobId, 'attempt-1')), false, `${loss}: no files left`);
+    if (loss === 'taken over') await origin.db.database.query('DELETE FROM bulk_export_job WHERE site_id = $1 AND id = $2', [client.site.siteId, jobId]);
   }
 });
 

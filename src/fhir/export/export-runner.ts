@@ -3,6 +3,7 @@
  * type's NDJSON files as the rows come (export-files.ts), renewing the job's lease as it goes.
  * Bulk Data Access IG v2.0.0, export.html#bulk-data-output-file-request.
  */
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { BulkExportSettings } from '../../config/bulk-export.ts';
@@ -75,6 +76,8 @@ export async function runExport(run: ExportRun, job: ExportJob): Promise<ExportO
     });
   } catch (error) {
     await Promise.all(series.map((files) => files.abandon()));
+    // This attempt's files are of no use to anyone: the job is gone, failed, or another worker's.
+    await rm(folder, { recursive: true, force: true }).catch(() => {});
     if (error instanceof ExportLeaseLost) return undefined;
     throw error;
   } finally {
