@@ -270,6 +270,16 @@ test('a worker whose job was cancelled or taken over since it claimed it gives i
   }
 });
 
+test('workers claiming at once each get a different job (FOR UPDATE SKIP LOCKED), and a claimed job is no one else\'s', async () => {
+  const client = await fhirClient(origin.app, origin.db.database);
+  const kicked = [await kickOff(client, '/fhir/$export'), await kickOff(client, '/fhir/$export')].map((response) => pathOf(response.headers['content-location'] as string).split('/').at(-1));
+  const claims = await Promise.all(['worker-a', 'worker-b', 'worker-c'].map((owner) => claimExport(origin.db.database, owner, 30)));
+  const claimed = claims.filter((job) => job !== undefined).map((job) => job.id);
+  assert.deepEqual([...claimed].sort(), [...kicked].sort(), 'two jobs, two claims, never the same job twice');
+  assert.equal(claims.filter((job) => job === undefined).length, 1, 'the third worker finds nothing to do');
+  for (const id of kicked) assert.equal((await client.request('DELETE', `/fhir/$export-status/${id}`)).statusCode, 202);
+});
+
 test('a job whose worker died (its lease ran out) is taken over and restarted from the beginning', async () => {
   const client = await fhirClient(origin.app, origin.db.database);
   await seed(client, 3);
