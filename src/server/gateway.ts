@@ -82,8 +82,6 @@ export async function startGateway(
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();
     const services: Services = { database: opened.database, config, logger };
-    // In every process that serves: any of them may run any site's export job.
-    exports = startBulkExportWorker(opened.database, config.bulkExport, logger.child({ component: 'bulk-export' }));
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {
       const configured = config.ports[port];
@@ -101,6 +99,8 @@ export async function startGateway(
       listeners.push({ name: surface.name, listener });
       listening.push({ name: surface.name, protocol: surface.name, host: config.bind, port: listener.port });
     }
+    // In every process that serves, once it accepts: any of them may run any site's export job.
+    exports = startBulkExportWorker(opened.database, config.bulkExport, logger.child({ component: 'bulk-export' }));
     return { services, listening, stop: stopAll };
   } catch (error) {
     await stopAll();
