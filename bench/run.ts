@@ -20,6 +20,7 @@ import { runWadoScenarios } from './scenarios/dicomweb.ts';
 import { largeSet, smallSet } from './load/dicom-data.ts';
 import { runDicomQueryScenario } from './scenarios/dicom-query.ts';
 import { gatewayWatched, runFhirScenarios } from './scenarios/fhir.ts';
+import { runExportScenario } from './scenarios/fhir-export.ts';
 import { runMllpScenarios } from './scenarios/mllp.ts';
 
 /**
@@ -111,16 +112,20 @@ async function fhirPhase(workers: number): Promise<void> {
       logFile: join(logDir, `http-baseline-w${workers}.log`),
       ready: httpAnswers(`http://${benchHost}:${baselinePorts.http}/`),
     });
-    await runFhirScenarios(context, {
-      gateway,
-      fhirPort: fhir.port,
-      baseline: { watched: { ...gatewayWatched({ pid: baseline.pid, ...(gateway.postgresPid !== undefined ? { postgresPid: gateway.postgresPid } : {}) }) }, port: baselinePorts.http },
-      main,
-      writes,
-      mainPatients: dataset.patients,
-      writePatients,
-      drain: () => drainSessions(gateway.databaseUrl),
-    });
+    if (options.scenarios.has('fhir')) {
+      await runFhirScenarios(context, {
+        gateway,
+        fhirPort: fhir.port,
+        baseline: { watched: { ...gatewayWatched({ pid: baseline.pid, ...(gateway.postgresPid !== undefined ? { postgresPid: gateway.postgresPid } : {}) }) }, port: baselinePorts.http },
+        main,
+        writes,
+        mainPatients: dataset.patients,
+        writePatients,
+        drain: () => drainSessions(gateway.databaseUrl),
+      });
+    }
+    // The export is measured against COPY of the same rows, once: its ratio does not depend on the workers.
+    if (workers === options.workers[0]) await runExportScenario(context, { gateway, fhirPort: fhir.port, main });
   } finally {
     await baseline?.stop();
     await gateway.stop();
@@ -257,7 +262,7 @@ async function phase(name: string, run: () => Promise<void>): Promise<void> {
 }
 
 for (const group of ['fhir', 'mllp', 'dicom', 'query'] as const) {
-  if (!options.scenarios.has(group)) continue;
+  if (!options.scenarios.has(group) && !(group === 'fhir' && options.scenarios.has('fhir-export'))) continue;
   // The query scenario measures C-FIND's latency over a large index, not scaling: one worker count.
   for (const workers of group === 'query' ? options.workers.slice(0, 1) : options.workers) {
     await phase(`${group} (CG_WORKERS=${workers})`, () => (group === 'fhir' ? fhirPhase(workers) : scratchPhase(group, workers)));

@@ -63,6 +63,16 @@ export function computeTargets(measurements: Measurement[], options: { fullDatas
       ),
     );
   }
+  targets.push(
+    ratioTarget(
+      `FHIR $export of the main site's Observations${options.fullDataset ? '' : ' (quick data set)'}`,
+      median(find(measurements, 'fhir.export', 'gateway', 1, one)),
+      median(find(measurements, 'fhir.export', 'copy-baseline', 1, one)),
+      0.3,
+      'COPY (SELECT content ...) TO STDOUT of the same rows into a file',
+      'resources/s',
+    ),
+  );
   for (const search of ['search-identifier', 'search-name', 'search-patient-code', 'search-patient-code-include']) {
     const m = find(measurements, `fhir.${search}`, 'gateway', 1, one);
     const p95 = m?.latencyMs?.p95.median;

@@ -20,6 +20,7 @@ export const areaRoles = {
   messages: ['service-admin', 'site-admin'],
   connectivity: ['service-admin', 'site-admin'],
   audit: ['service-admin', 'site-admin'],
+  exports: ['service-admin', 'site-admin'],
   worklist: ['service-admin', 'site-admin', 'clinician'],
   reportWriting: ['clinician'],
 } as const satisfies Record<string, readonly UserRole[]>;

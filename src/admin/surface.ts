@@ -11,6 +11,7 @@ import type { Services } from '../platform/services.ts';
 import { renderAdminError } from './render-error.ts';
 import { registerAuditRoutes } from './routes/audit-routes.ts';
 import { registerDataAccessRoutes } from './routes/data-access-routes.ts';
+import { registerExportRoutes } from './routes/export-routes.ts';
 import { registerClientRoutes } from './routes/client-routes.ts';
 import { registerConnectivityRoutes } from './routes/connectivity-routes.ts';
 import { registerKeyRoutes } from './routes/key-routes.ts';
@@ -56,6 +57,7 @@ export const adminSurface: HttpSurface = {
       await registerDicomDestinationRoutes(scope, services);
       await registerAuditRoutes(scope, services);
       await registerDataAccessRoutes(scope, services);
+      await registerExportRoutes(scope, services);
     });
   },
 };

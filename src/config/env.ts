@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from './config-error.ts';
+import { loadBulkExportSettings, type BulkExportSettings } from './bulk-export.ts';
 import { loadLimits, type GatewayLimits } from './limits.ts';
 
 /** The operator contract of DESIGN.md section 3: every variable is optional. */
@@ -42,6 +43,8 @@ export interface GatewayConfig {
   nodeId?: string;
   /** Where stored DICOM instances live, shared by every node (CG_DICOM_STORAGE_DIR; default CG_DATA_DIR/dicom). */
   dicomStorageDir: string;
+  /** FHIR Bulk Data export: file folder, expiry, limits (CG_EXPORT_*). */
+  bulkExport: BulkExportSettings;
 }
 
 export { ConfigError };
@@ -118,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     trustedProxies,
     ...(nodeId !== undefined ? { nodeId } : {}),
     dicomStorageDir: resolve(env.CG_DICOM_STORAGE_DIR?.trim() || join(dataDir, 'dicom')),
+    bulkExport: loadBulkExportSettings(env, dataDir),
   };
 }
 

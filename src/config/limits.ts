@@ -77,7 +77,7 @@ export function loadLimits(env: NodeJS.ProcessEnv): GatewayLimits {
   };
 }
 
-function count(env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
+export function count(env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
   const value = env[variable]?.trim();
   if (!value) return fallback;
   if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new ConfigError(`${variable} must be a whole number of at least 1`);
@@ -92,7 +92,7 @@ export function parseSize(value: string): number | undefined {
   return Math.floor(Number(match[1]) * unit);
 }
 
-function size(env: NodeJS.ProcessEnv, variable: string, fallback: number, zeroAllowed = false): number {
+export function size(env: NodeJS.ProcessEnv, variable: string, fallback: number, zeroAllowed = false): number {
   const value = env[variable]?.trim();
   if (!value) return fallback;
   const bytes = parseSize(value);

@@ -11,6 +11,7 @@ import { registerCompression, registerCors } from './http/transport-plugins.ts';
 import { renderOperationOutcome } from './outcome.ts';
 import { createFhirContext } from './routes/fhir-context.ts';
 import { registerSystemHistoryRoute, registerTypeHistoryRoute } from './routes/history-list-routes.ts';
+import { registerExportRoutes } from './routes/export-routes.ts';
 import { registerHistoryRoutes } from './routes/history-routes.ts';
 import { registerMethodNotAllowed } from './routes/method-not-allowed.ts';
 import { registerReadRoutes } from './routes/read-routes.ts';
@@ -61,6 +62,7 @@ export const fhirSurface: HttpSurface = {
     );
     registerMethodNotAllowed(app, '/fhir/metadata', ['GET'], 'metadata');
     registerBundleRoute(app, context);
+    registerExportRoutes(app, context);
 
     registerSystemHistoryRoute(app, context);
     for (const definition of resourceDefinitions) {

@@ -8,6 +8,7 @@ import type { Services } from '../platform/services.ts';
 import type { Database } from '../storage/database.ts';
 import { migrate } from '../storage/migrations.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../storage/planner-statistics.ts';
+import { startBulkExportWorker, type BulkExportWorker } from './bulk-export-worker.ts';
 import { startDataAccessRetention, type DataAccessRetention } from './data-access-retention.ts';
 import { ensureInitialAdmin } from './first-run.ts';
 import { identifyNode } from './node-identity.ts';
@@ -106,11 +107,13 @@ export async function startGateway(
   let opened: OpenedDatabase | undefined;
   let node: PreparedNode | undefined;
   let retention: DataAccessRetention | undefined;
+  let exports: BulkExportWorker | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
     await Promise.allSettled(listeners.map(({ listener }) => listener.close()));
     await Promise.allSettled(origins.map((origin) => origin.close()));
+    await exports?.stop();
     await retention?.stop();
     await node?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
@@ -146,6 +149,8 @@ export async function startGateway(
       listeners.push({ name: surface.name, listener });
       listening.push({ name: surface.name, protocol: surface.name, host: config.bind, port: listener.port });
     }
+    // In every process that serves, once it accepts: any of them may run any site's export job.
+    exports = startBulkExportWorker(opened.database, config.bulkExport, logger.child({ component: 'bulk-export' }));
     return { services, listening, stop: stopAll };
   } catch (error) {
     await stopAll();

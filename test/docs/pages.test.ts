@@ -128,6 +128,18 @@ test('docs/fhir.md: the examples create, read, update and search as their commen
         assert.doesNotMatch(stdout, /access-control-allow-credentials/i);
       },
     },
+    {
+      name: 'Bulk Data export: kick-off, poll, download, cancel',
+      command: /\\\$export\?_type=/,
+      check({ stdout }) {
+        const manifest = jsonDocuments(stdout.slice(0, stdout.indexOf('HTTP/1.1')))[0] as { requiresAccessToken: boolean; output: { type: string; count: number }[] };
+        assert.equal(manifest.requiresAccessToken, true);
+        assert.deepEqual(manifest.output.map((file) => file.type).sort(), ['Observation', 'Patient']);
+        const lines = stdout.slice(0, stdout.indexOf('HTTP/1.1')).split('\n').filter((line) => line.startsWith('{"id"'));
+        assert.equal(lines.length, manifest.output.reduce((sum, file) => sum + file.count, 0), 'every resource of the manifest is downloaded, one a line');
+        assert.deepEqual(statusLines(stdout), [202, 404], 'DELETE is 202, then the status is 404');
+      },
+    },
   ], { values });
 });
 

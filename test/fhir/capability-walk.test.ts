@@ -3,6 +3,13 @@ import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { indexInstance } from '../../src/domain/imaging/index-instance.ts';
 import { createReport } from '../../src/domain/imaging/reports.ts';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config/env.ts';
+import { claimExport } from '../../src/domain/bulk-export/export-jobs.ts';
+import { runExport } from '../../src/fhir/export/export-runner.ts';
 import { useFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
 
 // Issue 19 point 8: GET /fhir/metadata is walked claim by claim against a seeded site, so that a
@@ -630,5 +637,57 @@ test('the OpenAPI document describes the 400 for unsupported parameters and the 
       assert.ok(conditionalUpdate.responses['201'] && conditionalUpdate.responses['200'], `${resource.type}: conditional update answers documented`);
       assert.match(conditionalUpdate.description, /Several matches: 412/, resource.type);
     }
+  }
+});
+
+/** What the walk does for each operation the statement claims: kick it off and see it complete. */
+const operationProbes: Record<string, (client: FhirClient, kickOffPath: string) => Promise<void>> = {
+  async export(client, kickOffPath) {
+    const kickOff = await client.request('GET', kickOffPath, { headers: { prefer: 'respond-async', accept: 'application/fhir+json' } });
+    assert.equal(kickOff.statusCode, 202, `${kickOffPath}: ${kickOff.body}`);
+    const status = new URL(String(kickOff.headers['content-location'])).pathname;
+    const dir = await scratchDir();
+    const settings = { ...loadConfig({ CG_DATA_DIR: dir }).bulkExport, dir };
+    const database = fhirOrigin.db.database;
+    for (let job = await claimExport(database, 'walk', 30); job; job = await claimExport(database, 'walk', 30)) {
+      await runExport({ database, settings, owner: 'walk', logger: pino({ level: 'silent' }), stopping: () => false }, job);
+    }
+    const done = await client.request('GET', status);
+    assert.equal(done.statusCode, 200, `${kickOffPath}: the export completes`);
+    assert.equal(done.json().requiresAccessToken, true);
+    assert.ok(done.json().output.some((file: { type: string }) => file.type === 'Patient'), `${kickOffPath}: patients are exported`);
+  },
+};
+
+function scratchDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'cg-walk-export-'));
+}
+
+test('every operation the CapabilityStatement claims (system and type level) works, it instantiates the Bulk Data statement, and unclaimed operations are not served', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  await client.request('POST', '/fhir/Patient', { body: patientBody('OP-1') });
+  const statement = (await client.request('GET', '/fhir/metadata')).json();
+  assert.deepEqual(statement.instantiates, ['http://hl7.org/fhir/uv/bulkdata/CapabilityStatement/bulk-data']);
+  const claimed: [string, string][] = (statement.rest[0].operation ?? []).map((operation: { name: string }) => [operation.name, `/fhir/$${operation.name}`]);
+  for (const resource of statement.rest[0].resource as { type: string; operation?: { name: string }[] }[]) {
+    for (const operation of resource.operation ?? []) claimed.push([operation.name, `/fhir/${resource.type}/$${operation.name}`]);
+  }
+  assert.deepEqual(claimed.map(([, path]) => path).sort(), ['/fhir/$export', '/fhir/Patient/$export']);
+  for (const [name, path] of claimed) {
+    assert.ok(operationProbes[name], `the walk cannot check the operation ${name} claimed at ${path}`);
+    await operationProbes[name]!(client, path);
+  }
+  // The OpenAPI document claims exactly these operations: the kick-offs, the status URL and the files.
+  const document = (await fhirOrigin.app.inject({ method: 'GET', url: '/api/documentation/openapi.json' })).json();
+  const operationPaths = Object.keys(document.paths).filter((path) => path.includes('$'));
+  assert.deepEqual(operationPaths.sort(), ['/fhir/$export', '/fhir/$export-file/{id}/{index}', '/fhir/$export-status/{id}', '/fhir/Patient/$export']);
+  for (const path of claimed.map(([, path]) => path)) {
+    assert.deepEqual(Object.keys(document.paths[path]).sort(), ['get', 'post'], path);
+    assert.ok(document.paths[path].get.parameters.some((parameter: { in: string; name: string }) => parameter.in === 'header' && parameter.name === 'prefer'), `${path}: the Prefer header`);
+  }
+  assert.deepEqual(Object.keys(document.paths['/fhir/$export-status/{id}']).sort(), ['delete', 'get']);
+  for (const path of ['/fhir/Observation/$export', '/fhir/Group/1/$export', '/fhir/$import', '/fhir/Patient/$everything']) {
+    const response = await client.request('GET', path, { headers: { prefer: 'respond-async' } });
+    assert.equal(response.statusCode, 404, `${path} is not claimed and not served`);
   }
 });

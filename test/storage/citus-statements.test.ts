@@ -27,7 +27,13 @@ const recorder = fileURLToPath(new URL('../support/statement-recorder.ts', impor
  * Statements that read clinical tables of every site on purpose, with the reason. Each is
  * recognised by a fragment of its text; Citus runs them on every shard (a multi-shard query).
  */
-const crossSiteStatements: { fragment: string; reason: string }[] = [];
+const crossSiteStatements: { fragment: string; reason: string }[] = [
+  {
+    fragment: 'FROM (SELECT site_id, id FROM bulk_export_job',
+    reason: 'an idle worker looks for a Bulk Data export job of any site to claim (once a second per process; the partial index holds only unfinished jobs)',
+  },
+  { fragment: 'FROM bulk_export_job WHERE expires_at < now()', reason: 'the clean-up finds expired exports of every site (one node, every ten minutes)' },
+];
 
 let db: TestDatabase;
 let service: ServiceProcess;
@@ -106,6 +112,19 @@ async function runWorkload(): Promise<void> {
   await expect(fetch(`${fhir}/Observation?code=http://loinc.org|1-8&patient=${patientId}`, { headers }), 200);
   await expect(fetch(`${fhir}/Condition?clinical-status=active&code=1-8`, { headers }), 200);
   await expect(fetch(`${fhir}/DocumentReference?type=11488-4`, { headers }), 200);
+  // Bulk Data export: kick-off, polling until the job (run by the service's worker) completes, a file, DELETE.
+  const kickOff = await fetch(`${fhir}/Patient/$export?_since=2000-01-01T00:00:00Z`, { headers: { ...headers, prefer: 'respond-async' } });
+  assert.equal(kickOff.status, 202);
+  const exportStatus = kickOff.headers.get('content-location')!;
+  let exportManifest: { output: { url: string }[] } | undefined;
+  for (let poll = 0; poll < 600 && !exportManifest; poll++) {
+    const polled = await fetch(exportStatus, { headers });
+    if (polled.status === 200) exportManifest = (await polled.json()) as { output: { url: string }[] };
+    else await polled.text().then(() => new Promise((resolve) => setTimeout(resolve, 100)));
+  }
+  assert.ok(exportManifest, 'the export completed');
+  for (const file of exportManifest.output) assert.equal((await fetch(file.url, { headers }).then(async (response) => [response.status, await response.text()]))[0], 200);
+  await expect(fetch(exportStatus, { method: 'DELETE', headers: { 'x-api-key': key } }), 202);
 
   // HL7 v2 over HTTP (admit, results, merge) and over MLLP; HL7 v3 over HTTP.
   const v2 = `http://127.0.0.1:${service.ports.hl7}/v2/ingest`;

@@ -14,6 +14,7 @@ const areaRoles = {
   messages: ['service-admin', 'site-admin'],
   connectivity: ['service-admin', 'site-admin'],
   audit: ['service-admin', 'site-admin'],
+  exports: ['service-admin', 'site-admin'],
   worklist: ['service-admin', 'site-admin', 'clinician'],
   account: ['service-admin', 'site-admin', 'clinician'],
 };
@@ -39,6 +40,7 @@ const siteLinks = [
   ['/dicom-destinations', 'DICOM destinations', 'connectivity'],
   ['/audit', 'Audit', 'audit'],
   ['/data-access', 'Data access', 'audit'],
+  ['/exports', 'Exports', 'exports'],
 ];
 
 /** @param {{ role: string }} user @param {any} site @param {string} path */

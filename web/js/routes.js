@@ -2,6 +2,7 @@
 import { accountPage } from './pages/account.js';
 import { auditPage } from './pages/audit.js';
 import { dataAccessPage } from './pages/data-access.js';
+import { exportsPage } from './pages/exports.js';
 import { clientsPage } from './pages/clients.js';
 import { connectivityPage } from './pages/connectivity.js';
 import { dicomDestinationsPage } from './pages/dicom-destinations.js';
@@ -38,4 +39,5 @@ export const routes = [
   { path: '/sites/:siteId/dicom-destinations', area: 'connectivity', page: dicomDestinationsPage },
   { path: '/sites/:siteId/audit', area: 'audit', page: auditPage },
   { path: '/sites/:siteId/data-access', area: 'audit', page: dataAccessPage },
+  { path: '/sites/:siteId/exports', area: 'exports', page: exportsPage },
 ];

@@ -16,7 +16,7 @@ import { ServiceBusyError } from '../errors.ts';
 import { BatchQueue, type Settled } from '../../storage/batch-queue.ts';
 import type { Database } from '../../storage/database.ts';
 
-export type DataAccessInteraction = 'read' | 'vread' | 'history' | 'search' | 'view';
+export type DataAccessInteraction = 'read' | 'vread' | 'history' | 'search' | 'view' | 'export';
 
 export interface DataAccess {
   siteId: string;
@@ -30,6 +30,8 @@ export interface DataAccess {
   resourceType: string;
   query?: string;
   resourceIds: readonly string[];
+  /** How many resources were disclosed when that is more than the ids given (a bulk export). */
+  resourceCount?: number;
   patientIds: readonly string[];
 }
 
@@ -68,7 +70,7 @@ function rowOf(access: DataAccess): Record<string, unknown> {
     resource_type: access.resourceType,
     query: access.query === undefined ? null : access.query.slice(0, maxQueryLength),
     resource_ids: access.resourceIds.slice(0, maxIdsPerRecord),
-    resource_count: access.resourceIds.length,
+    resource_count: access.resourceCount ?? access.resourceIds.length,
     patient_ids: distinctPatients.slice(0, maxIdsPerRecord),
   };
 }

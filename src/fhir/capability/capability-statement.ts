@@ -9,6 +9,13 @@ import {
   type FhirResourceDefinition,
 } from './resource-definitions.ts';
 
+export const bulkDataCapabilityStatement = 'http://hl7.org/fhir/uv/bulkdata/CapabilityStatement/bulk-data';
+
+const bulkExportDocumentation =
+  'Bulk Data Access IG v2.0.0 $export (Prefer: respond-async required) of the whole site, or (Patient) of the patient compartment: ' +
+  'patients and every resource whose subject or patient is one. Parameters: _type, _since, _outputFormat (application/fhir+ndjson, ' +
+  'application/ndjson, ndjson). Files are kept for CG_EXPORT_RETENTION_HOURS after the export finishes and are downloaded with the same API key.';
+
 /**
  * GET /fhir/metadata (https://hl7.org/fhir/R4/http.html#capabilities): generated from the same
  * definitions the router and the search parser use.
@@ -23,6 +30,8 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
     software,
     implementation: { description: 'Clinical Gateway FHIR R4 API (one site per API key)', url: baseUrl },
     fhirVersion: '4.0.1',
+    // Bulk Data Access IG v2.0.0: $export at the system level and for Patient (routes/export-routes.ts).
+    instantiates: [bulkDataCapabilityStatement],
     format: ['json'],
     rest: [
       {
@@ -53,6 +62,7 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
             'Every request carries an API key of one site in the X-API-Key header. The key confines every interaction ' +
             'to its site: resources of other sites are answered exactly like resources that do not exist (404).',
         },
+        operation: [{ name: 'export', definition: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/export', documentation: bulkExportDocumentation }],
         resource: resourceDefinitions.map((definition) => ({
           type: definition.type as CapabilityStatementRestResource['type'],
           documentation: resourceDocumentation(definition),
@@ -79,6 +89,9 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
               .filter((parameter) => claimedResultParameters.includes(parameter.name))
               .map((parameter) => ({ name: parameter.name, type: 'special' as const, documentation: parameter.description })),
           ],
+          ...(definition.type === 'Patient'
+            ? { operation: [{ name: 'export', definition: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/patient-export', documentation: bulkExportDocumentation }] }
+            : {}),
         })),
       },
     ],
