@@ -7,6 +7,7 @@ test('the protective limits have their documented defaults', () => {
     search: { maxValues: 200, maxRepeats: 10, timeoutMs: 10_000, workMem: '4MB', perKeyConcurrency: 4, connections: 5 },
     fhirBundle: { maxEntries: 1000, maxBytes: 16 * 2 ** 20 },
     dicom: { maxConnectionsPerAddress: 16, maxInstanceBytes: 4 * 2 ** 30, minFreeDiskBytes: 2 ** 30 },
+    dicomweb: { maxStowBytes: 4 * 2 ** 30 },
     mllp: { maxConnections: 256, maxConnectionsPerAddress: 32, unfinishedFrameBytes: 64 * 2 ** 20 },
   });
 });

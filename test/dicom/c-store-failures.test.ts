@@ -118,15 +118,20 @@ test('a SOP class other than the context abstract syntax is refused with 0x0122'
   peer.destroy();
 });
 
-test('C-STORE without a dataset is refused with 0xC000; an unsupported operation gets 0x0211', async () => {
+test('C-STORE without a dataset is refused with 0xC000; C-FIND on a storage context gets 0x0122; an unsupported operation gets 0x0211', async () => {
   const site = await createTestSite(harness.db.database);
   const peer = await associate(harness.listener.port, site.aeTitle, [ctContext]);
   const noDataSet = commandSet([[0x0002, ctClass], [0x0100, 0x0001], [0x0110, 1], [0x0700, 0], [0x0800, 0x0101], [0x1000, ctInstance]]);
   peer.write(pData(1, true, true, noDataSet));
   assert.equal(statusOf((await peer.nextPdu())!.body), 0xc000);
-  // C-FIND-RQ (0x0020) with an identifier: read, dropped, answered 0x0211.
+  // C-FIND-RQ (0x0020) with an identifier on a storage SOP class's context: that class has no
+  // query service, 0x0122 (as C-ECHO outside Verification).
   const find = commandSet([[0x0002, ctClass], [0x0100, 0x0020], [0x0110, 2], [0x0700, 0], [0x0800, 0x0000]]);
-  assert.equal(await store(peer, find, Buffer.from([0x08, 0x00, 0x52, 0x00, 0x43, 0x53, 0x06, 0x00, 0x53, 0x54, 0x55, 0x44, 0x59, 0x20])), 0x0211);
+  assert.equal(await store(peer, find, Buffer.from([0x08, 0x00, 0x52, 0x00, 0x43, 0x53, 0x06, 0x00, 0x53, 0x54, 0x55, 0x44, 0x59, 0x20])), 0x0122);
+  // N-GET-RQ (0x0110) without a data set: no service here has it, 0x0211.
+  const nGet = commandSet([[0x0003, ctClass], [0x0100, 0x0110], [0x0110, 3], [0x0800, 0x0101], [0x1001, ctInstance]]);
+  peer.write(pData(1, true, true, nGet));
+  assert.equal(statusOf((await peer.nextPdu())!.body), 0x0211);
   await assertNothingStored(site.siteId);
   peer.destroy();
 });

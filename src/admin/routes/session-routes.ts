@@ -53,7 +53,7 @@ export async function registerSignIn(app: FastifyInstance, services: Services): 
       }
       await recordSignInSuccess(database, attempt);
       const { sessionId, expiresAt } = await createSession(database, user, { remoteAddress: request.ip, userAgent: request.headers['user-agent'] });
-      reply.header('set-cookie', sessionCookie(sessionId, { secure: reachedOverHttps(request), maxAgeSeconds: sessionAbsoluteSeconds }));
+      reply.header('set-cookie', sessionCookie(sessionId, { secure: reachedOverHttps(request, services), maxAgeSeconds: sessionAbsoluteSeconds }));
       request.log.info({ userId: user.id }, 'signed in');
       return sessionBody({ id: user.id, siteId: user.siteId, email: user.email, role: user.role }, sessionId, expiresAt);
     },
@@ -90,7 +90,7 @@ export async function registerSessionRoutes(app: FastifyInstance, services: Serv
   const { database } = services;
   app.delete('/api/session', { schema: { summary: 'Sign out', tags, response: { 204: { type: 'null' }, ...errorResponses } } }, async (request, reply) => {
     await deleteSession(database, sessionOf(request).idHash);
-    reply.header('set-cookie', clearedSessionCookie({ secure: reachedOverHttps(request) }));
+    reply.header('set-cookie', clearedSessionCookie({ secure: reachedOverHttps(request, services) }));
     return reply.code(204).send();
   });
 
@@ -156,6 +156,6 @@ function relocate(error: unknown, from: string, to: string): unknown {
  * Secure cookies when the browser reached the app over HTTPS: this origin's own TLS, or a
  * trusted load balancer's (X-Forwarded-Proto: https from an address in CG_TRUSTED_PROXIES).
  */
-function reachedOverHttps(request: FastifyRequest): boolean {
-  return request.protocol === 'https';
+function reachedOverHttps(request: FastifyRequest, services: Services): boolean {
+  return services.config.tls !== undefined || request.protocol === 'https';
 }
