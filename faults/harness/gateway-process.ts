@@ -6,8 +6,8 @@ import { processGroup, readResident } from './process-stats.ts';
 import { withDeadline } from './timing.ts';
 import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 
-export type SurfaceName = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'mllp' | 'dicom';
-export const surfaceNames: SurfaceName[] = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'mllp', 'dicom'];
+export type SurfaceName = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'dicomweb' | 'mllp' | 'dicom';
+export const surfaceNames: SurfaceName[] = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb', 'mllp', 'dicom'];
 
 const portVariables: Record<SurfaceName, string> = {
   fhir: 'CG_FHIR_PORT',
@@ -15,6 +15,7 @@ const portVariables: Record<SurfaceName, string> = {
   mpps: 'CG_MPPS_PORT',
   connectivity: 'CG_CONNECTIVITY_PORT',
   admin: 'CG_ADMIN_PORT',
+  dicomweb: 'CG_DICOMWEB_PORT',
   mllp: 'CG_MLLP_PORT',
   dicom: 'CG_DICOM_PORT',
 };

@@ -159,12 +159,14 @@ async function messageLogRow(controlId: string): Promise<{ remote_address: strin
 test('every surface works through HAProxy, and each reaches both nodes', { timeout: 600_000 }, async () => {
   const cookie = await adminCookie();
   const fhirHeaders = { 'x-api-key': key, 'content-type': 'application/fhir+json' };
-  for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin'] as const) assert.equal((await send(surface, '/readyz')).status, 200, surface);
+  for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb'] as const) assert.equal((await send(surface, '/readyz')).status, 200, surface);
   // HTTP requests go round the nodes one by one: what a round sends to one origin alternates.
   for (let round = 0; round < 4; round++) {
     const created = await send('fhir', '/fhir/Patient', { method: 'POST', headers: fhirHeaders, body: JSON.stringify({ resourceType: 'Patient', identifier: [{ value: `HAP-${round}` }], name: [{ family: 'Quay' }] }) });
     assert.equal(created.status, 201, created.body);
     assert.equal((await send('fhir', `/fhir/Patient/${(JSON.parse(created.body) as { id: string }).id}`, { headers: fhirHeaders })).status, 200);
+    const studies = await send('dicomweb', '/studies', { headers: { 'x-api-key': key, accept: 'application/dicom+json' } });
+    assert.equal(studies.status, 200, studies.body);
     const v2 = await send('hl7', '/v2/ingest', { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'x-application/hl7-v2+er7' }, body: adt({ application: 'HTTP', facility: 'QUAY' }, `HTTP-${round}`, `H-${round}`) });
     assert.equal(v2.status, 200, v2.body);
     const v3 = await send('hl7', '/v3/ingest', { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/xml' }, body: v3Fixture('PIX_FEED_REG_Maximal_Request.xml') });
@@ -184,7 +186,7 @@ test('every surface works through HAProxy, and each reaches both nodes', { timeo
   }
   for (const node of ['node1', 'node2'] as const) {
     const served = requestsServed(node, /^\/(fhir|v2|v3|ingest|connectivity|api)(\/|$)/);
-    for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin']) assert.ok((served[surface] ?? 0) > 0, `${node} answered no ${surface} request: ${JSON.stringify(served)}`);
+    for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb']) assert.ok((served[surface] ?? 0) > 0, `${node} answered no ${surface} request: ${JSON.stringify(served)}`);
     assert.ok((served.admin ?? 0) > 0 && logEntries(node).some((entry) => entry.msg === 'request completed' && entry.path === '/api/sites' && entry.statusCode === 200), `${node} served the admin session`);
     assert.ok(logEntries(node).some((entry) => entry.surface === 'mllp' && entry.msg === 'HL7 v2 message acknowledged'), `${node} took no MLLP message`);
     assert.ok(logEntries(node).some((entry) => entry.surface === 'dicom' && entry.msg === 'association released'), `${node} took no DICOM association`);
@@ -229,7 +231,7 @@ test('a killed node is taken out by the health check, and traffic goes on throug
   await haproxy.waitFor('node2', 'DOWN');
   const fhirHeaders = { 'x-api-key': key };
   for (let i = 0; i < 6; i++) {
-    for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin'] as const) assert.equal((await send(surface, '/readyz')).status, 200, surface);
+    for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb'] as const) assert.equal((await send(surface, '/readyz')).status, 200, surface);
     assert.equal((await send('fhir', '/fhir/Patient?_count=1', { headers: fhirHeaders })).status, 200);
     assert.match((await sendMllp(adt(lab, `DOWN-${i}`, `D-${i}`), { from: labAddress })) ?? 'none', /MSA\|AA\|/);
     await exec('echoscu', ['-aec', 'QUAYSIDE', balancer, String(ports.dicom)]);

@@ -13,7 +13,7 @@ import { insertObservations } from './bulk-export-support.ts';
 // writes an export; a new process takes the job over once the dead one's lease has lapsed.
 let db: TestDatabase;
 let service: ServiceProcess | undefined;
-const onlyFhir = { CG_FHIR_PORT: '0', CG_HL7_PORT: '', CG_MPPS_PORT: '', CG_CONNECTIVITY_PORT: '', CG_ADMIN_PORT: '', CG_MLLP_PORT: '', CG_DICOM_PORT: '' };
+const onlyFhir = { CG_FHIR_PORT: '0', CG_HL7_PORT: '', CG_MPPS_PORT: '', CG_CONNECTIVITY_PORT: '', CG_ADMIN_PORT: '', CG_DICOMWEB_PORT: '', CG_MLLP_PORT: '', CG_DICOM_PORT: '' };
 before(async () => {
   db = await createTestDatabase();
 });

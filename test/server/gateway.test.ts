@@ -48,6 +48,7 @@ function freshConfig(extra: NodeJS.ProcessEnv = {}) {
     CG_HL7_PORT: '',
     CG_CONNECTIVITY_PORT: '',
     CG_ADMIN_PORT: '',
+    CG_DICOMWEB_PORT: '',
     CG_MLLP_PORT: '',
     CG_DICOM_PORT: '',
     ...extra,

@@ -14,14 +14,15 @@ export const haproxyConfig = join(repositoryRoot, 'deploy/haproxy/haproxy.cfg');
 export const nodeStateScript = join(repositoryRoot, 'deploy/haproxy/node-state.sh');
 const haproxyBinary = '/usr/sbin/haproxy';
 
-export type Surface = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'mllp' | 'dicom';
-export const surfaces: Surface[] = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'mllp', 'dicom'];
+export type Surface = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'dicomweb' | 'mllp' | 'dicom';
+export const surfaces: Surface[] = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb', 'mllp', 'dicom'];
 export const portVariables: Record<Surface, string> = {
   fhir: 'CG_FHIR_PORT',
   hl7: 'CG_HL7_PORT',
   mpps: 'CG_MPPS_PORT',
   connectivity: 'CG_CONNECTIVITY_PORT',
   admin: 'CG_ADMIN_PORT',
+  dicomweb: 'CG_DICOMWEB_PORT',
   mllp: 'CG_MLLP_PORT',
   dicom: 'CG_DICOM_PORT',
 };

@@ -9,6 +9,7 @@ export const everySurfaceOnAFreePort: NodeJS.ProcessEnv = {
   CG_MPPS_PORT: '0',
   CG_CONNECTIVITY_PORT: '0',
   CG_ADMIN_PORT: '0',
+  CG_DICOMWEB_PORT: '0',
   CG_MLLP_PORT: '0',
   CG_DICOM_PORT: '0',
 };
