@@ -155,6 +155,19 @@ async function runWorkload(): Promise<void> {
     await expect(fetch(mpps, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ sop_instance_uid: `${study}.9`, study_uid: study, status }) }), answer);
   }
   await expect(fetch(`http://127.0.0.1:${service.ports.connectivity}/connectivity/dimse`, { headers: { 'x-api-key': key } }), 200);
+  // Query/retrieve: a C-MOVE destination (CLI), C-FIND, C-GET, a C-MOVE to that destination (which
+  // does not listen: the move fails after the look-up), and DICOMweb's QIDO-RS and WADO-RS.
+  await runCliJson(['dicom-destination', 'create', '--site', 'North', '--ae-title', 'PACS_1', '--host', '127.0.0.1', '--port', '9'], env);
+  await runCliJson(['dicom-destination', 'list', '--site', 'North'], env);
+  const dimse = ['-aet', 'MODALITY1', '-aec', 'NORTH', '-k', 'QueryRetrieveLevel=STUDY', '-k', `StudyInstanceUID=${study}`];
+  await exec('findscu', ['-S', ...dimse, '-k', 'PatientName=*', '127.0.0.1', String(service.ports.dicom)]);
+  await exec('getscu', ['-S', ...dimse, '-od', mkdtempSync(join(env.CG_DATA_DIR!, 'retrieved-')), '127.0.0.1', String(service.ports.dicom)]);
+  await exec('movescu', ['-S', ...dimse, '-aem', 'PACS_1', '127.0.0.1', String(service.ports.dicom)]).catch(() => undefined);
+  const dicomweb = `http://127.0.0.1:${service.ports.dicomweb}`;
+  await expect(fetch(`${dicomweb}/studies?PatientName=*`, { headers: { 'x-api-key': key } }), 200);
+  await expect(fetch(`${dicomweb}/studies/${study}/series`, { headers: { 'x-api-key': key } }), 200);
+  await expect(fetch(`${dicomweb}/studies/${study}/metadata`, { headers: { 'x-api-key': key } }), 200);
+  await expect(fetch(`${dicomweb}/studies/${study}`, { headers: { 'x-api-key': key } }), 200);
 
   // The CLI's site views and a report; then FHIR's view of it.
   await runCliJson(['studies', 'list', '--site', 'North'], env);
