@@ -52,8 +52,8 @@ before(async () => {
     };
   }
   // One after the other: the first node creates the first-run administrator.
-  nodes.node1 = await startServiceProcess(nodeEnv.node1, 7);
-  nodes.node2 = await startServiceProcess(nodeEnv.node2, 7);
+  nodes.node1 = await startServiceProcess(nodeEnv.node1, 8);
+  nodes.node2 = await startServiceProcess(nodeEnv.node2, 8);
   const cli = nodeEnv.node1;
   ({ id: siteId } = await runCliJson<{ id: string }>(['site', 'create', '--name', 'Quayside', '--ae-title', 'QUAYSIDE'], cli));
   await runCliJson(['user', 'create', '--site', 'Quayside', '--email', 'ris@quayside.test', '--role', 'clinician'], cli);
@@ -185,7 +185,7 @@ test('every surface works through HAProxy, and each reaches both nodes', { timeo
     await exec('storescu', ['-aet', 'MODALITY1', '-aec', 'QUAYSIDE', balancer, String(ports.dicom), instance]);
   }
   for (const node of ['node1', 'node2'] as const) {
-    const served = requestsServed(node, /^\/(fhir|v2|v3|ingest|connectivity|api)(\/|$)/);
+    const served = requestsServed(node, /^\/(fhir|v2|v3|ingest|connectivity|api|studies)(\/|$)/);
     for (const surface of ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb']) assert.ok((served[surface] ?? 0) > 0, `${node} answered no ${surface} request: ${JSON.stringify(served)}`);
     assert.ok((served.admin ?? 0) > 0 && logEntries(node).some((entry) => entry.msg === 'request completed' && entry.path === '/api/sites' && entry.statusCode === 200), `${node} served the admin session`);
     assert.ok(logEntries(node).some((entry) => entry.surface === 'mllp' && entry.msg === 'HL7 v2 message acknowledged'), `${node} took no MLLP message`);
@@ -223,7 +223,7 @@ test("the nodes see the client's address: MLLP allow-list through the PROXY prot
 });
 
 async function restart(node: NodeName): Promise<void> {
-  nodes[node] = await startServiceProcess(nodeEnv[node], 7);
+  nodes[node] = await startServiceProcess(nodeEnv[node], 8);
 }
 
 test('a killed node is taken out by the health check, and traffic goes on through the other', { timeout: 240_000 }, async () => {
@@ -272,7 +272,7 @@ test('the drain procedure (node-state.sh drain, SIGTERM, restart, ready) loses n
   await new Promise((resolve) => setTimeout(resolve, 2_000));
 
   const drained = await exec('bash', [nodeStateScript, 'drain', 'node1', '30'], { env: { ...process.env, GATEWAY_LB_SOCKET: haproxy.socket } });
-  assert.match(drained.stdout, /node1: drain in 7 backends/);
+  assert.match(drained.stdout, /node1: drain in 8 backends/);
   assert.match(drained.stdout, /node1: no HTTP request in flight/);
   const servedBeforeStop = requestsServed('node1', /^\/fhir\/Patient$/).fhir ?? 0;
   const exitCode = await nodes.node1.stop('SIGTERM');

@@ -21,7 +21,7 @@ before(async () => {
     CG_DATA_DIR: dataDir,
     ...everySurfaceOnAFreePort,
   };
-  service = await startServiceProcess(env, 7);
+  service = await startServiceProcess(env, 8);
 });
 after(async () => {
   await service?.stop();

@@ -44,7 +44,7 @@ before(async () => {
     ...(node === 'a' ? { CG_NODE_ID: 'node-a', CG_WORKERS: '2' } : { CG_WORKERS: '1' }),
     ...everySurfaceOnAFreePort,
   });
-  [nodes.a, nodes.b] = await Promise.all([startServiceProcess(envOf('a'), 7), startServiceProcess(envOf('b'), 7)]);
+  [nodes.a, nodes.b] = await Promise.all([startServiceProcess(envOf('a'), 8), startServiceProcess(envOf('b'), 8)]);
   nodeIdB = readFileSync(join(dataDirs.b, 'node-id'), 'utf8').trim();
   const env = envOf('a');
   ({ id: siteId } = await runCliJson<{ id: string }>(['site', 'create', '--name', 'Harbour', '--ae-title', 'HARBOUR'], env));
@@ -164,7 +164,7 @@ test("a node starting recovers its own temporary files and never another node's 
   writeFileSync(leftover, 'half a transfer');
 
   assert.equal(await nodes.a!.stop('SIGTERM'), 0);
-  nodes.a = await startServiceProcess(envOf('a'), 7);
+  nodes.a = await startServiceProcess(envOf('a'), 8);
   assert.equal(existsSync(leftover), false, "node A recovered its own leftover");
   assert.equal(existsSync(inFlight!), true, "node B's transfer in flight is untouched");
   assert.equal(statSync(inFlight!).size > 0, true);
@@ -175,7 +175,7 @@ test('a second node with a node id in use is refused with a clear message', { ti
   const env = { ...envOf('a'), CG_DATA_DIR: mkdtempSync(join(tmpdir(), 'cg-node-a2-')) };
   await assert.rejects(
     async () => {
-      stopped.push(await startServiceProcess(env, 7));
+      stopped.push(await startServiceProcess(env, 8));
     },
     (error: Error) => /node id node-a is in use by a running node/.test(error.message),
   );

@@ -27,7 +27,7 @@ const acknowledged = { patients: 0, messages: 0, instances: 0, steps: 0 };
 before(async () => {
   db = await createTestDatabase();
   env = { CG_DATABASE_URL: db.connectionString, CG_DATA_DIR: mkdtempSync(join(tmpdir(), 'cg-workers-')), CG_WORKERS: '2', ...everySurfaceOnAFreePort };
-  service = await startServiceProcess(env, 7);
+  service = await startServiceProcess(env, 8);
   ({ id: siteId } = await runCliJson<{ id: string }>(['site', 'create', '--name', 'Harbour', '--ae-title', 'HARBOUR'], env));
   await runCliJson(['user', 'create', '--site', 'Harbour', '--email', 'ris@harbour.test', '--role', 'clinician'], env);
   ({ key } = await runCliJson<{ key: string }>(['key', 'create', '--site', 'Harbour', '--user', 'ris@harbour.test'], env));

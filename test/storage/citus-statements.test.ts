@@ -51,7 +51,7 @@ before(async () => {
     NODE_OPTIONS: `--import=${recorder}`,
     ...everySurfaceOnAFreePort,
   };
-  service = await startServiceProcess(env, 7);
+  service = await startServiceProcess(env, 8);
 });
 after(async () => {
   await service?.stop();
