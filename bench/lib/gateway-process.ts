@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { relative } from 'node:path';
 import { openEmbeddedPostgres } from '../../src/storage/embedded-postgres.ts';
 import { progress } from './log.ts';
 import { postmasterPid } from './process-tree.ts';
@@ -98,7 +99,8 @@ function waitForListing(child: ChildProcess, logFd: number, logFile: string): Pr
     const fail = (error: Error) => {
       clearTimeout(timer);
       child.kill('SIGKILL');
-      reject(new Error(`${error.message}; log: ${logFile}\n${tail(logFile)}\n${text.slice(-2000)}`));
+      // Relative to where the bench runs (the repository), so results never name a machine's folders.
+      reject(new Error(`${error.message}; log: ${relative(process.cwd(), logFile)}\n${tail(logFile)}\n${text.slice(-2000)}`));
     };
     child.once('exit', (code, signal) => fail(new Error(`the gateway exited during start-up (${signal ?? code})`)));
     child.stderr!.on('data', (chunk: Buffer) => {
