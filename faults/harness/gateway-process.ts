@@ -1,3 +1,4 @@
+import { portVariables } from '../../src/config/env.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -8,17 +9,6 @@ import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 
 export type SurfaceName = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'dicomweb' | 'mllp' | 'dicom';
 export const surfaceNames: SurfaceName[] = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb', 'mllp', 'dicom'];
-
-const portVariables: Record<SurfaceName, string> = {
-  fhir: 'CG_FHIR_PORT',
-  hl7: 'CG_HL7_PORT',
-  mpps: 'CG_MPPS_PORT',
-  connectivity: 'CG_CONNECTIVITY_PORT',
-  admin: 'CG_ADMIN_PORT',
-  dicomweb: 'CG_DICOMWEB_PORT',
-  mllp: 'CG_MLLP_PORT',
-  dicom: 'CG_DICOM_PORT',
-};
 
 export const repositoryRoot = resolve(import.meta.dirname, '../..');
 const cliPath = join(repositoryRoot, 'bin/clinical-gateway.js');

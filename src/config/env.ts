@@ -60,7 +60,8 @@ const defaultPorts = {
   dicom: 11112,
 } as const;
 
-const portVariables = {
+/** The operator contract's port variable of each surface (tests and the fault campaign set the same). */
+export const portVariables = {
   fhir: 'CG_FHIR_PORT',
   hl7: 'CG_HL7_PORT',
   mpps: 'CG_MPPS_PORT',

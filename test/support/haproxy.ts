@@ -1,3 +1,4 @@
+import { portVariables } from '../../src/config/env.ts';
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -16,16 +17,7 @@ const haproxyBinary = '/usr/sbin/haproxy';
 
 export type Surface = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'dicomweb' | 'mllp' | 'dicom';
 export const surfaces: Surface[] = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb', 'mllp', 'dicom'];
-export const portVariables: Record<Surface, string> = {
-  fhir: 'CG_FHIR_PORT',
-  hl7: 'CG_HL7_PORT',
-  mpps: 'CG_MPPS_PORT',
-  connectivity: 'CG_CONNECTIVITY_PORT',
-  admin: 'CG_ADMIN_PORT',
-  dicomweb: 'CG_DICOMWEB_PORT',
-  mllp: 'CG_MLLP_PORT',
-  dicom: 'CG_DICOM_PORT',
-};
+export { portVariables };
 
 /** The port variables of the operator contract for these ports (the balancer and every node use the same). */
 export function portEnvironment(ports: Record<Surface, number>): NodeJS.ProcessEnv {
