@@ -1,6 +1,6 @@
 /**
  * Records the administration app's clinical views (worklist, study with its reports, message log,
- * message text) in the data access log (issue 26 point 14): the signed-in user, their address,
+ * message text, patient search and patient chart) in the data access log (issue 26 point 14): the signed-in user, their address,
  * the site, what was shown and which patients it concerned.
  */
 import type { FastifyRequest } from 'fastify';
@@ -10,7 +10,7 @@ import { sessionOf } from './session/authenticate.ts';
 
 export interface AdminView {
   interaction: Extract<DataAccessInteraction, 'view' | 'search'>;
-  resourceType: 'Study' | 'Message';
+  resourceType: 'Study' | 'Message' | 'Patient';
   resourceIds: readonly string[];
   patientIds: readonly (string | null)[];
   query?: string;

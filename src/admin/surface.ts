@@ -17,6 +17,7 @@ import { registerConnectivityRoutes } from './routes/connectivity-routes.ts';
 import { registerKeyRoutes } from './routes/key-routes.ts';
 import { registerDicomDestinationRoutes } from './routes/dicom-destination-routes.ts';
 import { registerMessageRoutes } from './routes/message-routes.ts';
+import { registerPatientRoutes } from './routes/patient-routes.ts';
 import { registerReportRoutes } from './routes/report-routes.ts';
 import { registerServiceAdminRoutes } from './routes/service-admin-routes.ts';
 import { registerSessionProbe, registerSessionRoutes, registerSignIn } from './routes/session-routes.ts';
@@ -43,7 +44,7 @@ export const adminSurface: HttpSurface = {
     await registerSignIn(app, services);
     await registerSessionProbe(app, services);
     await app.register(async (scope) => {
-      requireSession(scope, services.database);
+      requireSession(scope, services.database, services.config.adminSession.idleSeconds);
       await registerSessionRoutes(scope, services);
       await registerSiteRoutes(scope, services);
       await registerUserRoutes(scope, services);
@@ -51,6 +52,7 @@ export const adminSurface: HttpSurface = {
       await registerKeyRoutes(scope, services);
       await registerClientRoutes(scope, services);
       await registerWorklistRoutes(scope, services);
+      await registerPatientRoutes(scope, services);
       await registerReportRoutes(scope, services);
       await registerMessageRoutes(scope, services);
       await registerConnectivityRoutes(scope, services);

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from './config-error.ts';
+import { loadAdminSessionSettings, type AdminSessionSettings } from './admin-session.ts';
 import { loadBulkExportSettings, type BulkExportSettings } from './bulk-export.ts';
 import { loadLimits, type GatewayLimits } from './limits.ts';
 
@@ -45,6 +46,8 @@ export interface GatewayConfig {
   dicomStorageDir: string;
   /** FHIR Bulk Data export: file folder, expiry, limits (CG_EXPORT_*). */
   bulkExport: BulkExportSettings;
+  /** Administration app sessions: the idle limit (CG_ADMIN_SESSION_IDLE_SECONDS). */
+  adminSession: AdminSessionSettings;
 }
 
 export { ConfigError };
@@ -123,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     ...(nodeId !== undefined ? { nodeId } : {}),
     dicomStorageDir: resolve(env.CG_DICOM_STORAGE_DIR?.trim() || join(dataDir, 'dicom')),
     bulkExport: loadBulkExportSettings(env, dataDir),
+    adminSession: loadAdminSessionSettings(env),
   };
 }
 

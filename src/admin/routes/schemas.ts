@@ -40,7 +40,13 @@ export const sessionUserSchema = {
 
 export const sessionSchema = {
   type: 'object',
-  properties: { user: sessionUserSchema, csrf_token: str, expires_at: dateTime },
+  properties: {
+    user: sessionUserSchema,
+    csrf_token: str,
+    expires_at: { ...dateTime, description: 'the absolute end of the session (12 hours after sign-in)' },
+    idle_timeout_seconds: { type: 'integer', description: 'the session ends after this many seconds without a request' },
+    idle_warning_seconds: { type: 'integer', description: 'how long before the idle limit the app warns' },
+  },
 } as const;
 
 /** A writable time zone setting (src/domain/time-zones/time-zone-name.ts checks the name). */

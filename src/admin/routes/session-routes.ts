@@ -8,15 +8,21 @@ import type { Services } from '../../platform/services.ts';
 import { clearedSessionCookie, readCookie, sessionCookie, sessionCookieName } from '../session/cookies.ts';
 import { csrfTokenFor, isSameOrigin } from '../session/csrf.ts';
 import { sessionOf } from '../session/authenticate.ts';
-import { createSession, deleteSession, deleteUserSessions, findSession, sessionAbsoluteSeconds, type SessionUser } from '../session/session-store.ts';
+import { createSession, deleteSession, deleteUserSessions, findSession, idleWarningSeconds, sessionAbsoluteSeconds, touchSession, type SessionUser } from '../session/session-store.ts';
 import { recordSignInEvent } from '../session/sign-in-audit.ts';
 import { countSignInAttempt, forgetEndedWindows, recordSignInSuccess, signInAttempt, type SignInAttempt } from '../session/sign-in-throttle.ts';
 import { errorResponses, sessionSchema } from './schemas.ts';
 
 const tags = ['session'];
 
-function sessionBody(user: SessionUser, sessionId: string, expiresAt: Date) {
-  return { user: { id: user.id, site_id: user.siteId, email: user.email, role: user.role }, csrf_token: csrfTokenFor(sessionId), expires_at: expiresAt };
+function sessionBody(user: SessionUser, sessionId: string, expiresAt: Date, idleSeconds: number) {
+  return {
+    user: { id: user.id, site_id: user.siteId, email: user.email, role: user.role },
+    csrf_token: csrfTokenFor(sessionId),
+    expires_at: expiresAt,
+    idle_timeout_seconds: idleSeconds,
+    idle_warning_seconds: idleWarningSeconds(idleSeconds),
+  };
 }
 
 /** Public: sign-in (it creates the session, so it cannot require one). */
@@ -52,10 +58,11 @@ export async function registerSignIn(app: FastifyInstance, services: Services): 
         throw new HttpProblem(401, 'invalid-credentials', 'the e-mail address or password is not correct');
       }
       await recordSignInSuccess(database, attempt);
-      const { sessionId, expiresAt } = await createSession(database, user, { remoteAddress: request.ip, userAgent: request.headers['user-agent'] });
+      const idleSeconds = services.config.adminSession.idleSeconds;
+      const { sessionId, expiresAt } = await createSession(database, user, { remoteAddress: request.ip, userAgent: request.headers['user-agent'] }, idleSeconds);
       reply.header('set-cookie', sessionCookie(sessionId, { secure: reachedOverHttps(request, services), maxAgeSeconds: sessionAbsoluteSeconds }));
       request.log.info({ userId: user.id }, 'signed in');
-      return sessionBody({ id: user.id, siteId: user.siteId, email: user.email, role: user.role }, sessionId, expiresAt);
+      return sessionBody({ id: user.id, siteId: user.siteId, email: user.email, role: user.role }, sessionId, expiresAt, idleSeconds);
     },
   );
 }
@@ -73,14 +80,15 @@ export async function registerSessionProbe(app: FastifyInstance, services: Servi
         summary: 'The signed-in user and the CSRF token (user null when not signed in)',
         tags,
         security: [],
-        response: { 200: { type: 'object', properties: { user: { anyOf: [sessionSchema.properties.user, { type: 'null' }] }, csrf_token: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } } }, ...errorResponses },
+        response: { 200: { type: 'object', properties: { ...sessionSchema.properties, user: { anyOf: [sessionSchema.properties.user, { type: 'null' }] } } }, ...errorResponses },
       },
     },
     async (request) => {
       const sessionId = readCookie(request.headers.cookie, sessionCookieName);
-      const session = await findSession(database, sessionId);
+      const idleSeconds = services.config.adminSession.idleSeconds;
+      const session = await findSession(database, sessionId, idleSeconds);
       if (!session || !sessionId) return { user: null };
-      return sessionBody(session.user, sessionId, session.expiresAt);
+      return sessionBody(session.user, sessionId, session.expiresAt, idleSeconds);
     },
   );
 }
@@ -93,6 +101,25 @@ export async function registerSessionRoutes(app: FastifyInstance, services: Serv
     reply.header('set-cookie', clearedSessionCookie({ secure: reachedOverHttps(request, services) }));
     return reply.code(204).send();
   });
+
+  app.post(
+    '/api/session/extend',
+    {
+      schema: {
+        summary: 'Stay signed in',
+        description: 'Restarts the idle limit from now (the app offers it before the session idles out). The absolute limit of 12 hours still applies.',
+        tags,
+        response: { 200: sessionSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const session = sessionOf(request);
+      await touchSession(database, session.idHash);
+      const { rows } = await database.query<{ expires_at: Date }>('SELECT expires_at FROM admin_session WHERE id_hash = $1', [session.idHash]);
+      if (!rows[0]) throw new HttpProblem(401, 'unauthenticated', 'sign in first: there is no session, or it has ended');
+      return sessionBody(session.user, session.sessionId, rows[0].expires_at, services.config.adminSession.idleSeconds);
+    },
+  );
 
   app.put(
     '/api/session/password',

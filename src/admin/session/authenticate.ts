@@ -21,10 +21,10 @@ declare module 'fastify' {
  * Every route registered in `scope` needs a live session; state-changing ones also need the
  * session's CSRF token and a same-origin request. Runs before the body is parsed.
  */
-export function requireSession(scope: FastifyInstance, database: Database): void {
+export function requireSession(scope: FastifyInstance, database: Database, idleSeconds: number): void {
   scope.addHook('onRequest', async (request) => {
     const sessionId = readCookie(request.headers.cookie, sessionCookieName);
-    const session = await findSession(database, sessionId);
+    const session = await findSession(database, sessionId, idleSeconds);
     if (!session || !sessionId) throw new HttpProblem(401, 'unauthenticated', 'sign in first: there is no session, or it has ended');
     if (isStateChanging(request.method)) {
       if (!isSameOrigin(request)) throw new HttpProblem(403, 'cross-origin', 'the request did not come from this origin');
