@@ -8,6 +8,8 @@
 let csrfToken = null;
 /** @type {() => void} */
 let onSessionEnded = () => {};
+/** @type {() => void} */
+let onActivity = () => {};
 
 export class ApiError extends Error {
   /** @param {number} status @param {any} body */
@@ -33,6 +35,11 @@ export function whenSessionEnds(handler) {
   onSessionEnded = handler;
 }
 
+/** Every answered request counts as activity: the server restarts its idle limit on each. @param {() => void} handler */
+export function whenActive(handler) {
+  onActivity = handler;
+}
+
 /**
  * @param {string} method
  * @param {string} path
@@ -50,6 +57,7 @@ export async function api(method, path, body) {
   } catch {
     throw new ApiError(0, { error: { code: 'network', message: 'The service cannot be reached. Check the connection and try again.' } });
   }
+  if (response.status !== 401) onActivity();
   if (response.status === 204) return null;
   const data = await response.json().catch(() => null);
   if (!response.ok) {

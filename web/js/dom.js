@@ -4,6 +4,8 @@
  * server (patient names, HL7 text) cannot inject markup.
  */
 
+import { formatInstant } from './time-format.js';
+
 /**
  * @param {string} tag
  * @param {Record<string, any> | null} [props]
@@ -44,12 +46,9 @@ export function uid(prefix) {
   return `${prefix}-${idCounter}`;
 }
 
-/** @param {string | null | undefined} iso */
+/** An instant in the browser's zone with seconds and its UTC offset (time-format.js). @param {string | null | undefined} iso */
 export function formatDateTime(iso) {
-  if (!iso) return '—';
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  return date.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return formatInstant(iso);
 }
 
 /** @param {string | null | undefined} isoDate */

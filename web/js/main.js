@@ -10,7 +10,8 @@ import { describe } from './forms.js';
 import { areaAllowed, navigation, roleLabel } from './navigation.js';
 import { errorBox } from './widgets.js';
 import { signInPage } from './pages/sign-in.js';
-import { signOut } from './session.js';
+import { noteSessionEnded, signOut, stopIdleWatch, takeSessionEndedNotice, watchIdle } from './session.js';
+import { zoneNote } from './time-format.js';
 import { routes } from './routes.js';
 
 /** @typedef {{ id: string; site_id: string | null; email: string; role: 'service-admin' | 'site-admin' | 'clinician' }} User */
@@ -54,12 +55,14 @@ async function render() {
     if (current !== generation) return;
     state.user = session.user;
     setCsrfToken(session.csrf_token ?? null);
+    if (state.user) watchIdle(session, sessionEnded);
   }
   if (!state.user) {
     document.title = 'Sign in · Clinical Gateway';
-    replace(root, signInPage({ onSignedIn: (/** @type {any} */ session) => {
+    replace(root, signInPage({ notice: takeSessionEndedNotice(), onSignedIn: (/** @type {any} */ session) => {
       state.user = session.user;
       setCsrfToken(session.csrf_token);
+      watchIdle(session, sessionEnded);
       const wanted = parseHash().path;
       navigate(wanted === '/' || wanted === '/sign-in' ? home(session.user) : wanted);
       void render();
@@ -198,13 +201,21 @@ function shell(user, site, sites, path, main) {
     navigation(user, site, path),
     h('div', { id: 'live', class: 'visually-hidden', role: 'status', 'aria-live': 'polite' }),
     main,
+    h('footer', { class: 'page-foot' }, h('p', { class: 'zone-note' }, zoneNote())),
   ];
 }
 
-whenSessionEnds(() => {
+function sessionEnded() {
   state.user = null;
   state.sites = null;
+  setCsrfToken(null);
   void render();
+}
+
+whenSessionEnds(() => {
+  stopIdleWatch();
+  noteSessionEnded('Your session has ended (signed out in another tab, or idle for too long). Sign in again to continue: a report you were writing is kept in this browser and offered back.');
+  sessionEnded();
 });
 window.addEventListener('hashchange', () => void render());
 void render();

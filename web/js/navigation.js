@@ -32,6 +32,7 @@ export function roleLabel(role) {
 const siteLinks = [
   ['', 'Overview', 'siteSettings'],
   ['/worklist', 'Worklist', 'worklist'],
+  ['/patients', 'Patients', 'worklist'],
   ['/users', 'Users', 'users'],
   ['/keys', 'API keys', 'keys'],
   ['/clients', 'Integration clients', 'clients'],
@@ -58,7 +59,7 @@ export function navigation(user, site, path) {
       'ul',
       null,
       links.map(([href, text]) => {
-        const current = path === href || (href.endsWith('/worklist') && path.startsWith(href.replace('/worklist', '/studies'))) || (href.endsWith('/messages') && path.startsWith(`${href}/`));
+        const current = path === href || (href.endsWith('/worklist') && path.startsWith(href.replace('/worklist', '/studies'))) || (href.endsWith('/messages') && path.startsWith(`${href}/`)) || (href.endsWith('/patients') && path.startsWith(`${href}/`));
         return h('li', null, h('a', { href: `#${href}`, 'aria-current': current ? 'page' : undefined }, text));
       }),
     ),

@@ -8,6 +8,8 @@ import { connectivityPage } from './pages/connectivity.js';
 import { dicomDestinationsPage } from './pages/dicom-destinations.js';
 import { keysPage } from './pages/keys.js';
 import { messagePage, messagesPage } from './pages/messages.js';
+import { patientPage } from './pages/patient.js';
+import { patientsPage } from './pages/patients.js';
 import { siteOverviewPage } from './pages/site-overview.js';
 import { sitesPage } from './pages/sites.js';
 import { studyPage } from './pages/study.js';
@@ -33,6 +35,8 @@ export const routes = [
   { path: '/sites/:siteId/clients', area: 'clients', page: clientsPage },
   { path: '/sites/:siteId/worklist', area: 'worklist', page: worklistPage },
   { path: '/sites/:siteId/studies/:studyUid', area: 'worklist', page: studyPage },
+  { path: '/sites/:siteId/patients', area: 'worklist', page: patientsPage },
+  { path: '/sites/:siteId/patients/:patientId', area: 'worklist', page: patientPage },
   { path: '/sites/:siteId/messages', area: 'messages', page: messagesPage },
   { path: '/sites/:siteId/messages/:messageId', area: 'messages', page: messagePage },
   { path: '/sites/:siteId/connectivity', area: 'connectivity', page: connectivityPage },

@@ -3,7 +3,7 @@ import { post } from '../api.js';
 import { h } from '../dom.js';
 import { field, form } from '../forms.js';
 
-/** @param {{ onSignedIn: (session: any) => void }} options */
+/** @param {{ onSignedIn: (session: any) => void; notice?: string }} options */
 export function signInPage(options) {
   const signIn = form({
     label: 'Sign in',
@@ -23,6 +23,7 @@ export function signInPage(options) {
     h('div', { class: 'card narrow' },
       h('p', { class: 'brand' }, h('img', { src: '/assets/favicon.svg', alt: '', width: '32', height: '32' }), 'Clinical Gateway'),
       h('h1', null, 'Sign in'),
+      options.notice ? h('p', { class: 'warning', role: 'status' }, options.notice) : null,
       signIn,
       h('p', { class: 'hint' }, 'First start? Sign in as admin@localhost with the password in the file initial-admin-password in the data directory (CG_DATA_DIR), then change it under Account.'),
     ),

@@ -2,7 +2,7 @@
 import { get, patch } from '../api.js';
 import { formatDateTime, h } from '../dom.js';
 import { checkbox, field, form } from '../forms.js';
-import { announce, section } from '../widgets.js';
+import { announce, confirmDialog, section } from '../widgets.js';
 import { aeTitleHint, siteTimeZoneHint } from './sites.js';
 import { timeZoneField, timeZoneProblem } from '../time-zone-field.js';
 
@@ -49,6 +49,13 @@ export async function siteOverviewPage(context) {
     action: async (values) => {
       const problem = timeZoneProblem(values.time_zone);
       if (problem) throw { fields: [{ field: 'time_zone', message: problem }] };
+      const newAeTitle = String(values.ae_title).trim();
+      if (newAeTitle !== site.ae_title && !(await confirmDialog({
+        title: 'Change the DICOM AE title',
+        message: `Modalities and PACS that send to ${site.ae_title} will be refused (unknown called AE title) once you save, until each is reconfigured to send to ${newAeTitle || 'the new title'}. Change it?`,
+        confirm: 'Change the AE title',
+        danger: true,
+      }))) return;
       await patch(`/api/sites/${site.id}`, {
         name: values.name,
         ae_title: values.ae_title,

@@ -3,6 +3,9 @@ import { get, post, put } from '../api.js';
 import { badge, formatDate, formatDateTime, h, replace } from '../dom.js';
 import { field, form, showErrors } from '../forms.js';
 import { announce, confirmDialog, emptyState, section, table } from '../widgets.js';
+import { forgetDraft, guardDraft } from '../report-draft.js';
+import { formatInstant } from '../time-format.js';
+import { demographicsComparison, patientLink } from './patient-demographics.js';
 
 /** @param {import('../routes.js').PageContext} context */
 export async function studyPage(context) {
@@ -14,7 +17,7 @@ export async function studyPage(context) {
     fact('Patient ID', study.dicom_patient_id ?? '—'),
     fact('Birth date', formatDate(study.patient_birth_date)),
     fact('Sex', sex),
-    fact('Study date', `${formatDate(study.study_date)}${study.study_time ? ` ${study.study_time.slice(0, 5)}` : ''}`),
+    fact('Study date', studyWhen(study)),
     fact('Accession number', study.accession_number ?? '—'),
     fact('Description', study.study_description ?? '—'),
     fact('Modalities', study.modalities.join(', ') || '—'),
@@ -47,14 +50,26 @@ export async function studyPage(context) {
   return {
     title: study.patient_name ? `Study of ${study.patient_name}` : 'Study',
     body: [
-      h('p', { class: 'breadcrumb' }, h('a', { href: `#/sites/${siteId}/worklist` }, '← Worklist')),
+      h('p', { class: 'breadcrumb' }, h('a', { href: `#/sites/${siteId}/worklist` }, '← Worklist'), patientLink(siteId, study.patient_id)),
       h('h1', null, study.study_description ?? 'Study', h('span', { class: 'subtitle' }, ` · ${study.patient_name ?? 'Unnamed patient'}`)),
       facts,
+      await demographicsComparison(context, study),
       section('Reports', reportList, context.user.role === 'clinician' ? reportEditor(context, study.study_instance_uid, drafts[0] ?? null, completed.length > 0) : null),
       section('Series', series),
       section('Procedure steps', steps),
     ],
   };
+}
+
+/**
+ * The study's start as an instant when the server could place it (the modality's time zone
+ * offset, or the site's zone); else DICOM's date and local time, said to be the modality's.
+ * @param {any} study
+ */
+function studyWhen(study) {
+  if (study.study_started_at) return formatInstant(study.study_started_at);
+  const time = study.study_time ? ` ${study.study_time.slice(0, 8)} (modality's local time, zone unknown)` : '';
+  return `${formatDate(study.study_date)}${time}`;
 }
 
 /** @param {string} term @param {any} value */
@@ -80,7 +95,8 @@ function reportEditor(context, studyUid, draft, hasFinal) {
       const created = await post(`/api/sites/${siteId}/studies/${encodeURIComponent(studyUid)}/reports`, { text, status: 'draft' });
       current = { id: created.id, version: created.version };
     }
-    replace(status, `Draft saved at ${new Date().toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}.`);
+    forgetDraft(context.user.id, siteId, studyUid);
+    replace(status, `Draft saved at ${formatInstant(new Date().toISOString())}.`);
     announce('Draft saved.');
   };
   const completeButton = h('button', { type: 'button', class: 'sign' }, 'Complete and sign');
@@ -104,11 +120,14 @@ function reportEditor(context, studyUid, draft, hasFinal) {
     try {
       if (current) await post(`/api/sites/${siteId}/reports/${current.id}/complete`, { text, version: current.version });
       else await post(`/api/sites/${siteId}/studies/${encodeURIComponent(studyUid)}/reports`, { text, status: 'completed' });
+      forgetDraft(context.user.id, siteId, studyUid);
       announce('Report completed.');
       context.refresh();
     } catch (error) {
       showErrors(/** @type {HTMLFormElement} */ (editor), error);
     }
   });
-  return h('div', { class: 'editor' }, h('h3', null, draft ? 'Continue the draft' : hasFinal ? 'Write another report' : 'Write the report'), editor);
+  const textarea = /** @type {HTMLTextAreaElement} */ (editor.querySelector('textarea[name="text"]'));
+  const offer = guardDraft({ userId: context.user.id, siteId, studyUid, textarea });
+  return h('div', { class: 'editor' }, h('h3', null, draft ? 'Continue the draft' : hasFinal ? 'Write another report' : 'Write the report'), offer, editor);
 }

@@ -35,16 +35,26 @@ export async function usersPage(context) {
   const rows = users.map((/** @type {any} */ user) => {
     const self = user.id === context.user.id;
     const roleSelect = h('select', { 'aria-label': `Role of ${user.email}`, disabled: self || !user.active }, roles.map(([value, text]) => h('option', { value, selected: value === user.role }, text)));
-    roleSelect.addEventListener('change', async () => {
+    // Choosing a role only selects it (arrowing through the options must not change anyone's
+    // access, WCAG 3.2.2); the change is made by its own Save button.
+    const saveRole = /** @type {HTMLButtonElement} */ (h('button', { type: 'button', class: 'save-role', disabled: true, 'aria-label': `Save the role of ${user.email}` }, 'Save role'));
+    roleSelect.addEventListener('change', () => {
+      saveRole.disabled = /** @type {HTMLSelectElement} */ (roleSelect).value === user.role;
+    });
+    saveRole.addEventListener('click', async () => {
       const role = /** @type {HTMLSelectElement} */ (roleSelect).value;
+      if (role === user.role) return;
+      saveRole.disabled = true;
       try {
         await patch(`/api/sites/${siteId}/users/${user.id}`, { role });
+        user.role = role;
         announce(`${user.email} is now ${roleLabel(role)}.`);
       } catch (error) {
         replace(notice, errorBox(describe(error)));
         /** @type {HTMLSelectElement} */ (roleSelect).value = user.role;
       }
     });
+    const roleCell = self || !user.active ? roleSelect : h('div', { class: 'role-edit' }, roleSelect, saveRole);
     const reset = h('button', { type: 'button', onclick: async () => {
       if (!(await confirmDialog({ title: 'Reset password', message: `Generate a new password for ${user.email}? Their current password stops working and their sessions end.`, confirm: 'Reset password' }))) return;
       try {
@@ -66,7 +76,7 @@ export async function usersPage(context) {
             replace(notice, errorBox(describe(error)));
           }
         } }, user.active ? 'Deactivate' : 'Reactivate');
-    return [user.email, roleSelect, badge(user.active ? 'active' : 'inactive'), formatDateTime(user.created_at), h('div', { class: 'row-actions' }, reset, toggle)];
+    return [user.email, roleCell, badge(user.active ? 'active' : 'inactive'), formatDateTime(user.created_at), h('div', { class: 'row-actions' }, reset, toggle)];
   });
 
   const create = form({

@@ -60,7 +60,7 @@ export async function worklistPage(context) {
     formatDate(study.study_date),
     [
       h('a', { href: `#/sites/${siteId}/studies/${encodeURIComponent(study.study_instance_uid)}` }, study.patient_name ?? 'Unnamed patient'),
-      h('div', { class: 'meta' }, `ID ${study.dicom_patient_id ?? '—'}`),
+      h('div', { class: 'meta' }, `ID ${study.dicom_patient_id ?? '—'}`, study.patient_id ? [' · ', h('a', { href: `#/sites/${siteId}/patients/${encodeURIComponent(study.patient_id)}`, 'aria-label': `Patient record of ${study.patient_name ?? 'this patient'}` }, 'Patient record')] : null),
     ],
     study.study_description ?? '—',
     study.modalities.join(', ') || '—',
