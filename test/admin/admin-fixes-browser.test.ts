@@ -1,0 +1,114 @@
+// Fixes of the admin app in headless Chromium: a user's role changes only with its Save button
+// (arrowing through the options changes nothing); changing a site's AE title asks for
+// confirmation; every page a service administrator uses fits a 390 px phone screen.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { Browser, Page } from 'playwright-core';
+import { adminSurface } from '../../src/admin/surface.ts';
+import { findSiteById } from '../../src/domain/sites/sites.ts';
+import type { SiteContext } from '../../src/domain/site-context.ts';
+import { findUserById } from '../../src/domain/users/users.ts';
+import { createOrigin } from '../../src/platform/http/origin.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { testServices } from '../support/http.ts';
+import { createTestSite } from '../support/sites.ts';
+import { accessibilityViolations, fitsWidth, launchChromium, screenshot, watchConsole } from './browser-support.ts';
+import { createTestUser, testPassword } from './support.ts';
+
+let db: TestDatabase;
+let admin: FastifyInstance;
+let browser: Browser;
+let adminUrl: string;
+let site: SiteContext;
+let email: string;
+
+before(async () => {
+  db = await createTestDatabase();
+  site = await createTestSite(db.database);
+  email = (await createTestUser(db.database, null, 'service-admin')).email;
+  admin = await createOrigin(adminSurface, testServices(db.database));
+  adminUrl = await admin.listen({ host: '127.0.0.1', port: 0 });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await admin?.close();
+  await db?.drop();
+});
+
+async function signIn(page: Page): Promise<void> {
+  await page.goto(`${adminUrl}/`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(testPassword);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Sites' }).waitFor();
+}
+
+test('a role changes only when saved, and an AE title change asks first', { timeout: 300_000 }, async () => {
+  const clinician = await createTestUser(db.database, site, 'clinician');
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const console = watchConsole(page);
+  await signIn(page);
+  await page.goto(`${adminUrl}/#/sites/${site.siteId}/users`);
+  const role = page.getByRole('combobox', { name: `Role of ${clinician.email}` });
+  const save = page.getByRole('button', { name: `Save the role of ${clinician.email}` });
+  assert.equal(await save.isDisabled(), true);
+  await role.focus();
+  await page.keyboard.press('ArrowDown');
+  await page.waitForTimeout(300);
+  assert.equal((await findUserById(db.database, clinician.id))!.role, 'clinician', 'arrowing through the roles changes nothing');
+  await role.selectOption('site-admin');
+  assert.equal(await save.isDisabled(), false);
+  const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/users/${clinician.id}`));
+  await save.click();
+  assert.equal((await saved).status(), 200);
+  assert.equal((await findUserById(db.database, clinician.id))!.role, 'site-admin');
+  assert.deepEqual(await accessibilityViolations(page), []);
+
+  await page.goto(`${adminUrl}/#/sites/${site.siteId}`);
+  const settings = page.getByRole('form', { name: 'Site settings' });
+  await settings.getByLabel('DICOM AE title').fill('NEWTITLE');
+  await settings.getByRole('button', { name: 'Save settings' }).click();
+  const confirm = page.getByRole('dialog', { name: 'Change the DICOM AE title' });
+  await confirm.getByText(`Modalities and PACS that send to ${site.aeTitle} will be refused`).waitFor();
+  assert.deepEqual(await accessibilityViolations(page), []);
+  await confirm.getByRole('button', { name: 'Cancel' }).click();
+  assert.equal((await findSiteById(db.database, site.siteId))!.aeTitle, site.aeTitle, 'cancelled: nothing saved');
+  await settings.getByRole('button', { name: 'Save settings' }).click();
+  const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/sites/${site.siteId}`));
+  await confirm.getByRole('button', { name: 'Change the AE title' }).click();
+  assert.equal((await patched).status(), 200);
+  assert.equal((await findSiteById(db.database, site.siteId))!.aeTitle, 'NEWTITLE');
+  // Saving other settings with the same title asks nothing.
+  await settings.getByLabel('Name').fill('Renamed site');
+  const renamed = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/sites/${site.siteId}`));
+  await settings.getByRole('button', { name: 'Save settings' }).click();
+  assert.equal((await renamed).status(), 200);
+  assert.deepEqual(console.errors, []);
+  await context.close();
+});
+
+test('the service administrator\'s pages fit a 390 px phone screen', { timeout: 300_000 }, async () => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const page = await context.newPage();
+  const console = watchConsole(page);
+  await signIn(page);
+  const S = `/sites/${site.siteId}`;
+  const pages = ['/sites', '/admins', '/audit', '/account', S, `${S}/users`, `${S}/keys`, `${S}/clients`, `${S}/worklist`, `${S}/patients`, `${S}/connectivity`, `${S}/dicom-destinations`, `${S}/audit`, `${S}/data-access`, `${S}/exports`];
+  const tooWide: string[] = [];
+  for (const path of pages) {
+    await page.goto(`${adminUrl}/#${path}`);
+    await page.locator('main h1').first().waitFor();
+    await page.waitForLoadState('networkidle');
+    if (!(await fitsWidth(page))) tooWide.push(`${path}: ${await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)} px`);
+  }
+  assert.deepEqual(tooWide, []);
+  await page.goto(`${adminUrl}/#/sites`);
+  await page.locator('main h1').first().waitFor();
+  await screenshot(page, 'sites-phone');
+  assert.deepEqual(console.errors, []);
+  await context.close();
+});
