@@ -352,12 +352,21 @@ test('docs/admin-app.md: the initial password and the JSON API with curl', async
     },
     {
       name: 'sign in, a site, a clinician, a key, the worklist, sign out',
-      command: /\/api\/session/,
+      command: /"name":"Northfield Imaging"/,
       check({ stdout }) {
         const [created, worklist] = jsonDocuments(stdout) as [{ key: string; api_key: { label: string } }, { studies: unknown[]; total: number }];
         assert.match(created.key, /^cg_[0-9a-f]{12}_/);
         assert.equal(created.api_key.label, 'EHR');
         assert.deepEqual(worklist, { studies: [], total: 0 });
+      },
+    },
+    {
+      name: 'a lab result over HL7 v2, found on the patient\'s chart',
+      command: /v2\/ingest/,
+      check({ stdout }) {
+        const [ack, result] = stdout.trim().split('\n');
+        assert.equal(ack, 'AA');
+        assert.deepEqual(JSON.parse(result!), { name: 'Cholesterol', value: '245', unit: 'mg/dL', reference_range: '<200', interpretation: [{ code: 'H', text: null }], effective: '2026-11-20T08:30:00+01:00' });
       },
     },
   ]);

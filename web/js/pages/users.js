@@ -37,7 +37,7 @@ export async function usersPage(context) {
     const roleSelect = h('select', { 'aria-label': `Role of ${user.email}`, disabled: self || !user.active }, roles.map(([value, text]) => h('option', { value, selected: value === user.role }, text)));
     // Choosing a role only selects it (arrowing through the options must not change anyone's
     // access, WCAG 3.2.2); the change is made by its own Save button.
-    const saveRole = /** @type {HTMLButtonElement} */ (h('button', { type: 'button', class: 'save-role', disabled: true, 'aria-label': `Save the role of ${user.email}` }, 'Save role'));
+    const saveRole = /** @type {HTMLButtonElement} */ (h('button', { type: 'button', class: 'save-role', disabled: true }, 'Save role'));
     roleSelect.addEventListener('change', () => {
       saveRole.disabled = /** @type {HTMLSelectElement} */ (roleSelect).value === user.role;
     });
