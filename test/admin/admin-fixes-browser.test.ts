@@ -6,14 +6,16 @@ import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { adminSurface } from '../../src/admin/surface.ts';
+import { resourceStore } from '../../src/domain/records/resource-store.ts';
 import { findSiteById } from '../../src/domain/sites/sites.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { findUserById } from '../../src/domain/users/users.ts';
 import { createOrigin } from '../../src/platform/http/origin.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { testServices } from '../support/http.ts';
+import { createTestApiKey, testServices } from '../support/http.ts';
 import { createTestSite } from '../support/sites.ts';
 import { accessibilityViolations, fitsWidth, launchChromium, screenshot, watchConsole } from './browser-support.ts';
+import { admitPatientWithResults } from './clinical-fixtures.ts';
 import { createTestUser, testPassword } from './support.ts';
 
 let db: TestDatabase;
@@ -93,12 +95,17 @@ test('a role changes only when saved, and an AE title change asks first', { time
 });
 
 test('the service administrator\'s pages fit a 390 px phone screen', { timeout: 300_000 }, async () => {
+  // Pages with rows in them: long names, keys, messages, a study, a patient with results.
+  await createTestSite(db.database, { name: 'Northfield Regional Imaging and Diagnostic Centre (East Wing)' });
+  await createTestApiKey(db.database, site);
+  await admitPatientWithResults(db.database, site, 'PHONE-1');
+  const patient = (await resourceStore(db.database, site).findPatientByBusinessIdentifier('PHONE-1'))!;
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   const page = await context.newPage();
   const console = watchConsole(page);
   await signIn(page);
   const S = `/sites/${site.siteId}`;
-  const pages = ['/sites', '/admins', '/audit', '/account', S, `${S}/users`, `${S}/keys`, `${S}/clients`, `${S}/worklist`, `${S}/patients`, `${S}/connectivity`, `${S}/dicom-destinations`, `${S}/audit`, `${S}/data-access`, `${S}/exports`];
+  const pages = ['/sites', '/admins', '/audit', '/account', S, `${S}/users`, `${S}/keys`, `${S}/clients`, `${S}/worklist`, `${S}/patients`, `${S}/patients?name=martin`, `${S}/patients/${patient.id}`, `${S}/messages`, `${S}/connectivity`, `${S}/dicom-destinations`, `${S}/audit`, `${S}/data-access`, `${S}/exports`];
   const tooWide: string[] = [];
   for (const path of pages) {
     await page.goto(`${adminUrl}/#${path}`);

@@ -41,6 +41,18 @@ export function formatFhirDateTime(value) {
   return value.includes('T') ? formatInstant(value) : value;
 }
 
+/**
+ * An instant as the value of an <input type="datetime-local">, which holds wall-clock time in the
+ * browser's zone (not UTC): what new Date(value) reads back as the same instant.
+ * @param {string | null | undefined} iso
+ */
+export function localInputValue(iso) {
+  if (!iso) return undefined;
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return undefined;
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())}T${two(date.getHours())}:${two(date.getMinutes())}`;
+}
+
 /** The once-per-page note naming the zone the times are in. */
 export function zoneNote() {
   const zone = browserTimeZone();

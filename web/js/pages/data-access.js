@@ -3,6 +3,7 @@ import { get, query } from '../api.js';
 import { formatDateTime, h } from '../dom.js';
 import { field, filterForm } from '../forms.js';
 import { emptyState, table } from '../widgets.js';
+import { localInputValue, offsetLabel } from '../time-format.js';
 
 const filterNames = ['patient', 'user', 'key', 'since', 'until'];
 
@@ -22,8 +23,8 @@ export async function dataAccessPage(context) {
   }
   const before = context.query.get('before') ?? undefined;
   const go = (/** @type {Record<string, string>} */ params) => context.navigate(`${base}${query(params)}`);
-  // The form takes local date and time; the API takes instants.
-  const local = (/** @type {string | undefined} */ iso) => (iso ? new Date(iso).toISOString().slice(0, 16) : undefined);
+  // The form takes the browser's wall-clock date and time; the API takes instants.
+  const local = localInputValue;
   const form = filterForm({
     label: 'Filter the data access log',
     submit: 'Search',
@@ -32,8 +33,8 @@ export async function dataAccessPage(context) {
       field({ label: 'Patient (FHIR id)', name: 'patient', value: filters.patient, attrs: { maxlength: 128 } }),
       field({ label: 'User (e-mail or id)', name: 'user', value: filters.user, attrs: { maxlength: 320 } }),
       field({ label: 'API key (prefix or id)', name: 'key', value: filters.key, attrs: { maxlength: 100 } }),
-      field({ label: 'From', name: 'since', type: 'datetime-local', value: local(filters.since) }),
-      field({ label: 'Until', name: 'until', type: 'datetime-local', value: local(filters.until) }),
+      field({ label: `From (${offsetLabel(new Date())})`, name: 'since', type: 'datetime-local', value: local(filters.since) }),
+      field({ label: `Until (${offsetLabel(new Date())})`, name: 'until', type: 'datetime-local', value: local(filters.until) }),
     ],
     go,
     normalize: (name, value) => (name === 'since' || name === 'until' ? new Date(value).toISOString() : value),
