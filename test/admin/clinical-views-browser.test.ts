@@ -92,6 +92,7 @@ test('a report typed before signing out is offered back after signing in again, 
   await offer.getByText('Findings: no focal consolidation.').waitFor();
   assert.equal(await report.inputValue(), '');
   assert.deepEqual(await accessibilityViolations(page), []);
+  await screenshot(page, 'draft-offer');
   await offer.getByRole('button', { name: 'Restore the unsaved text' }).click();
   assert.equal(await report.inputValue(), 'Findings: no focal consolidation.');
 

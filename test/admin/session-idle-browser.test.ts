@@ -11,7 +11,7 @@ import { createOrigin } from '../../src/platform/http/origin.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { testServices } from '../support/http.ts';
 import { createTestSite } from '../support/sites.ts';
-import { accessibilityViolations, launchChromium, watchConsole } from './browser-support.ts';
+import { accessibilityViolations, launchChromium, screenshot, watchConsole } from './browser-support.ts';
 import { createTestUser, testPassword } from './support.ts';
 
 let db: TestDatabase;
@@ -50,12 +50,23 @@ test('the idle warning appears before the limit, extends the session, and a sess
   await warning.waitFor({ timeout: 40_000 });
   await warning.getByText(/you will be signed out in \d+ s\./).waitFor();
   assert.deepEqual(await accessibilityViolations(page), []);
+  await screenshot(page, 'idle-warning');
   const extended = page.waitForResponse((r) => r.url().endsWith('/api/session/extend'));
   await warning.getByRole('button', { name: 'Stay signed in' }).click();
   assert.equal((await extended).status(), 200);
   await warning.waitFor({ state: 'hidden' });
   const { rows } = await db.database.query<{ idle: number }>('SELECT extract(epoch FROM now() - max(last_seen_at))::float AS idle FROM admin_session');
   assert.ok(rows[0]!.idle < 5, 'the extend call restarted the idle limit');
+
+  // Work in another tab of the same browser keeps this one from warning or signing out.
+  const other = await context.newPage();
+  await other.goto(`${adminUrl}/#/sites/${site.siteId}/worklist`);
+  for (let i = 0; i < 7; i++) {
+    await other.waitForTimeout(5_000);
+    await other.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: i % 2 ? 'Worklist' : 'Patients' }).click();
+    assert.equal(await warning.isVisible(), false, 'no warning while another tab is in use');
+  }
+  await other.close();
 
   // Left alone again: the warning comes back and, unanswered, the session ends.
   await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor({ timeout: 60_000 });

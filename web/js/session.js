@@ -59,8 +59,27 @@ export function stopIdleWatch() {
   closeWarning();
 }
 
+/**
+ * Tabs of one browser share the session cookie, so activity in any tab keeps the session alive:
+ * each tab publishes its last request here and reads the others' before warning or signing out.
+ */
+const sharedActivityKey = 'cg.session-activity';
+
+function sharedActivity() {
+  try {
+    return Number(localStorage.getItem(sharedActivityKey)) || 0;
+  } catch {
+    return 0;
+  }
+}
+
 function noteActivity() {
   lastActivity = Date.now();
+  try {
+    localStorage.setItem(sharedActivityKey, String(lastActivity));
+  } catch {
+    // Storage disabled: each tab then judges by its own requests.
+  }
   if (!watch) return;
   closeWarning();
   schedule();
@@ -86,6 +105,14 @@ function endsAt() {
 
 function tick() {
   if (!watch) return;
+  const elsewhere = sharedActivity();
+  if (elsewhere > lastActivity) {
+    // Another tab was used meanwhile: the session is younger than this tab thought.
+    lastActivity = elsewhere;
+    closeWarning();
+    schedule();
+    return;
+  }
   const left = Math.round((endsAt() - Date.now()) / 1000);
   if (left <= 0) {
     const { onEnded } = watch;
