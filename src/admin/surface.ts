@@ -32,7 +32,7 @@ export const adminSurface: HttpSurface = {
   name: 'admin',
   title: 'Clinical Gateway administration',
   description:
-    'The JSON API behind the administration and clinical web app: sites, users, API keys, integration clients, worklist, reports, HL7 message log, connectivity and audit. Sign in with POST /api/session; send the returned csrf_token as X-CSRF-Token on every state-changing request.',
+    'The JSON API behind the administration and clinical web app: sites, users, API keys, integration clients, worklist, patients, reports, HL7 message log, connectivity and audit. Sign in with POST /api/session; send the returned csrf_token as X-CSRF-Token on every state-changing request.',
   auth: 'session',
   renderError: renderAdminError,
   async register(app: FastifyInstance, services: Services) {
