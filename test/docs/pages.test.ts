@@ -371,6 +371,18 @@ test('docs/admin-app.md: the initial password and the JSON API with curl', async
   ]);
 });
 
+test('docs/metrics.md: a scrape from the service\'s own host', async () => {
+  await runDocumentedSteps(readDocument('docs/metrics.md'), documented, [
+    {
+      name: 'the request durations of the HTTP origins',
+      command: /\/metrics/,
+      check({ stdout }) {
+        assert.match(stdout, /^cg_http_request_duration_seconds_count\{surface="[a-z]+",method="[A-Z]+",route="[^"]+",status_code="\d{3}"\} \d+$/m);
+      },
+    },
+  ]);
+});
+
 test('docs/scale-out.md: /readyz names the node that answered', async () => {
   const nodeId = readFileSync(join(documented.dataDir, 'node-id'), 'utf8').trim();
   await runDocumentedSteps(readDocument('docs/scale-out.md'), documented, [
