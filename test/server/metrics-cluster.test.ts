@@ -29,7 +29,7 @@ before(async () => {
   };
   service = await startServiceProcess(env, 5);
   await runCliJson(['site', 'create', '--name', 'Quay', '--ae-title', 'QUAY'], env);
-  await runCliJson(['client', 'create', '--site', 'Quay', '--name', 'lab', '--protocol', 'hl7-mllp', '--allowed-ips', '127.0.0.1'], env);
+  await runCliJson(['client', 'create', '--site', 'Quay', '--name', 'lab', '--protocol', 'hl7-mllp', '--allowed-ips', '127.0.0.1', '--sending-application', 'LAB'], env);
 });
 after(async () => {
   await service?.stop('SIGKILL');
@@ -53,6 +53,9 @@ test('every scrape reports the traffic of both workers: HTTP, MLLP, DICOM associ
   const message = join(env.CG_DATA_DIR!, 'adt.hl7');
   writeFileSync(message, [`MSH|^~\\&|LAB|QUAYLAB|GATEWAY|QUAY|20240102030405||ADT^A04^ADT_A01|M-${randomUUID()}|P|2.5.1`, 'PID|1||Q-1||Quay^Ann||19800101|F'].join('\r'));
   assert.match((await exec('mllp_send', ['--loose', '--file', message, '--port', String(service.ports.mllp), '127.0.0.1'])).stdout, /MSA\|AA\|/);
+  const intruder = join(env.CG_DATA_DIR!, 'intruder.hl7');
+  writeFileSync(intruder, [`MSH|^~\\&|INTRUDER|QUAYLAB|GATEWAY|QUAY|20240102030405||ADT^A04^ADT_A01|M-${randomUUID()}|P|2.5.1`, 'PID|1||Q-2||Quay^Bo||19800101|M'].join('\r'));
+  assert.match((await exec('mllp_send', ['--loose', '--file', intruder, '--port', String(service.ports.mllp), '127.0.0.1'])).stdout, /MSA\|AR\|/, 'MSH-3 of no client');
 
   const study = `1.2.826.0.1.3680043.10.24.${Date.now()}`;
   const instance = join(env.CG_DATA_DIR!, 'instance.dcm');
@@ -68,6 +71,8 @@ test('every scrape reports the traffic of both workers: HTTP, MLLP, DICOM associ
     const text = answer.body;
     assert.equal(sample(text, 'cg_http_request_duration_seconds_count', { surface: 'fhir', route: '/fhir/metadata', status_code: '200' }), metadata, 'summed over the workers');
     assert.equal(sample(text, 'cg_hl7_messages_total', { version: 'v2', transport: 'mllp', message_type: 'ADT^A04', outcome: 'AA' }), 1);
+    assert.equal(sample(text, 'cg_hl7_messages_total', { version: 'v2', transport: 'mllp', message_type: 'ADT^A04', outcome: 'refused' }), 1);
+    assert.ok(!text.includes('INTRUDER') && !text.includes('QUAY'), 'no sender or site name in the scrape');
     assert.equal(sample(text, 'cg_dicom_associations_total', { outcome: 'accepted' }), 2);
     assert.equal(sample(text, 'cg_dicom_associations_total', { outcome: 'rejected', reason: 'called AE title not recognised' }), 1);
     assert.equal(sample(text, 'cg_dicom_instances_total', { outcome: 'stored' }), 1);

@@ -315,7 +315,7 @@ class Connection {
     }
     const header = readHeader(first.message);
     const refuse = (text: string, problem = error(errorCodes.unknownKeyIdentifier, text, { segment: 'MSH', sequence: 1, field: 3 })) => {
-      this.#services.metrics?.hl7v2Message('mllp', `${header.messageCode}^${header.triggerEvent}`, 'refused');
+      this.#services.metrics?.hl7v2Message('mllp', `${header.messageCode}^${header.triggerEvent}`, problem.code === errorCodes.applicationInternalError ? 'AR' : 'refused');
       this.#write(buildAck({ message: first.message, code: 'AR', text: text.slice(0, 80), problems: [problem] }), first.message!.charset);
     };
     let authorization;
