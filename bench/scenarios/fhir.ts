@@ -127,15 +127,25 @@ function headers(key: string, withBody: boolean): Record<string, string> {
   };
 }
 
+/** How often a sanity check waits out a 429 (the key's searches of the scenario before still finishing). */
+const throttledRetries = 10;
+
 async function checkOnce(url: string, operation: Operation, key: string): Promise<{ problem?: string; ms: number }> {
   const request = operation.next();
-  const started = performance.now();
-  const response = await fetch(`${url}${request.path}`, {
-    method: operation.method,
-    headers: headers(key, request.body !== undefined),
-    ...(request.body !== undefined ? { body: request.body } : {}),
-  });
-  const text = await response.text();
+  let started = performance.now();
+  let response: Response;
+  let text: string;
+  for (let attempt = 0; ; attempt++) {
+    started = performance.now();
+    response = await fetch(`${url}${request.path}`, {
+      method: operation.method,
+      headers: headers(key, request.body !== undefined),
+      ...(request.body !== undefined ? { body: request.body } : {}),
+    });
+    text = await response.text();
+    if (response.status !== 429 || attempt === throttledRetries) break;
+    await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get('retry-after') ?? 1)));
+  }
   const ms = performance.now() - started;
   let body: { entry?: unknown[]; resourceType?: string } = {};
   try {

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { refuseUnstorableText } from '../platform/http/storable-text.ts';
+import { registerMetricsRoute } from '../platform/metrics/metrics-route.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
 import { renderAdminError } from './render-error.ts';
@@ -41,6 +42,7 @@ export const adminSurface: HttpSurface = {
     // Form fields are the body's (or query's) top-level names, as the web app knows them.
     refuseUnstorableText(app, (_part, path) => String(path[0] ?? ''));
     registerStaticAssets(app);
+    registerMetricsRoute(app, services);
     await registerSignIn(app, services);
     await registerSessionProbe(app, services);
     await app.register(async (scope) => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
@@ -48,6 +49,8 @@ export interface GatewayConfig {
   bulkExport: BulkExportSettings;
   /** Administration app sessions: the idle limit (CG_ADMIN_SESSION_IDLE_SECONDS). */
   adminSession: AdminSessionSettings;
+  /** SHA-256 of CG_METRICS_TOKEN, the Bearer token of /metrics; unset: loopback scrapers only (docs/metrics.md). */
+  metricsTokenHash?: Buffer;
 }
 
 export { ConfigError };
@@ -127,7 +130,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     dicomStorageDir: resolve(env.CG_DICOM_STORAGE_DIR?.trim() || join(dataDir, 'dicom')),
     bulkExport: loadBulkExportSettings(env, dataDir),
     adminSession: loadAdminSessionSettings(env),
+    ...metricsToken(env.CG_METRICS_TOKEN),
   };
+}
+
+/** Only its hash is kept: the token is compared as a hash, in constant time (src/platform/metrics/metrics-route.ts). */
+function metricsToken(value: string | undefined): { metricsTokenHash?: Buffer } {
+  const token = value?.trim();
+  if (!token) return {};
+  if (token.length < 16 || /\s/.test(token)) throw new ConfigError('CG_METRICS_TOKEN must be at least 16 characters without spaces (for example: openssl rand -hex 32)');
+  return { metricsTokenHash: createHash('sha256').update(token).digest() };
 }
 
 /** Unset or blank: the node's kept id (src/server/node-identity.ts); set: checked by isNodeId. */

@@ -7,6 +7,7 @@ import { capabilityStatement } from './capability/capability-statement.ts';
 import { isStoredResourceType } from '../domain/records/search-parameters.ts';
 import { resourceDefinitions } from './capability/resource-definitions.ts';
 import { baseUrl, sendJson } from './http/resource-response.ts';
+import { registerJsonBodyParser } from './http/json-body-parser.ts';
 import { registerCompression, registerCors } from './http/transport-plugins.ts';
 import { renderOperationOutcome } from './outcome.ts';
 import { createFhirContext } from './routes/fhir-context.ts';
@@ -42,7 +43,7 @@ export const fhirSurface: HttpSurface = {
   },
   async register(app: FastifyInstance, services: Services) {
     // http.html#mime-type: application/fhir+json is the FHIR JSON type; application/json is accepted too.
-    app.addContentTypeParser(['application/fhir+json', 'application/json+fhir'], { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+    registerJsonBodyParser(app);
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, body));
     // Any other type reaches the route, which answers 415 in FHIR terms (content-negotiation.ts).
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

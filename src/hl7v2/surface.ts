@@ -90,6 +90,7 @@ export async function registerHl7v2Routes(app: FastifyInstance, services: Servic
           log,
         );
         log.info({ messageType: outcome.messageType, controlId: outcome.controlId, ack: outcome.ackCode, duplicate: outcome.duplicate }, 'HL7 v2 message acknowledged');
+        services.metrics?.hl7v2Message('http', outcome.messageType, outcome.ackCode);
         if (outcome.retry) reply.header('retry-after', '5');
         return reply.code(statusFor(outcome) as 200).type('application/json; charset=utf-8').send(JSON.stringify(answerFor(outcome)));
       },

@@ -72,6 +72,7 @@ export async function registerHl7v3Routes(app: FastifyInstance, services: Servic
           logger: log,
         });
         log.info({ ack: result.typeCode, duplicate: result.duplicate, status: result.statusCode }, 'HL7 v3 message acknowledged');
+        services.metrics?.hl7v3Message((request.body as Buffer | undefined) ?? Buffer.alloc(0), result.typeCode);
         if (result.statusCode === 503) reply.header('retry-after', '5');
         if (result.soap || isSoapContentType(request.headers['content-type'])) {
           // SOAP 1.2 HTTP binding: a response that is not a SOAP fault is a 200; the MCCI typeCode

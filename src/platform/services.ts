@@ -1,10 +1,13 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
 import type { Database } from '../storage/database.ts';
+import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
 
 /** What the composition root hands to every surface. Nothing else is shared between surfaces. */
 export interface Services {
   database: Database;
   config: GatewayConfig;
   logger: Logger;
+  /** Prometheus metrics of this process (src/platform/metrics); absent where nothing scrapes (tests, the CLI). */
+  metrics?: GatewayMetrics;
 }

@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../config/env.ts';
 import { recoverNodeTemporaryFolders } from '../dicom/transfer-recovery.ts';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
+import { processMetrics } from '../platform/metrics/gateway-metrics.ts';
 import type { Services } from '../platform/services.ts';
 import type { Database } from '../storage/database.ts';
 import { migrate } from '../storage/migrations.ts';
@@ -131,7 +132,7 @@ export async function startGateway(
     // The FHIR definitions take seconds to index and block the event loop while they do: do it
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();
-    const services: Services = { database: opened.database, config, logger };
+    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database) };
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {
       const configured = config.ports[port];

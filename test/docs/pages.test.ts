@@ -82,6 +82,13 @@ test('docs/fhir.md: the examples create, read, update and search as their commen
       },
     },
     {
+      name: 'a batch Bundle',
+      command: /"type": "batch"/,
+      check({ stdout }) {
+        assert.deepEqual(JSON.parse(stdout), ['201 Created', '200 OK', '404 Not Found'], 'each entry answered on its own');
+      },
+    },
+    {
       name: 'includes, summaries and sorting',
       command: /_include=Observation:patient/,
       check({ stdout }) {
@@ -120,8 +127,9 @@ test('docs/fhir.md: the examples create, read, update and search as their commen
       name: 'conditional read, HEAD, compression, CORS',
       command: /If-None-Match/,
       check({ stdout }) {
-        // 304 on the ETag, HEAD's 200 (consumed by sed), 304 on If-Modified-Since, the br headers, the CORS preflight.
-        assert.deepEqual(statusLines(stdout), [304, 304, 200, 204]);
+        // 304 on the ETag, HEAD's 200 (consumed by sed), 304 on If-Modified-Since, the br headers, the CORS preflight, the app's read.
+        assert.deepEqual(statusLines(stdout), [304, 304, 200, 204, 200]);
+        assert.match(stdout, /^access-control-expose-headers: .*content-location.*x-progress.*\r?$/im);
         assert.match(stdout, /^content-encoding: br\r?$/im);
         assert.match(stdout, /\{\s*"resourceType": ?"CapabilityStatement"/);
         assert.match(stdout, /^access-control-allow-origin: https:\/\/app\.example\.org\r?$/im);
@@ -137,7 +145,7 @@ test('docs/fhir.md: the examples create, read, update and search as their commen
         assert.deepEqual(manifest.output.map((file) => file.type).sort(), ['Observation', 'Patient']);
         const lines = stdout.slice(0, stdout.indexOf('HTTP/1.1')).split('\n').filter((line) => line.startsWith('{"id"'));
         assert.equal(lines.length, manifest.output.reduce((sum, file) => sum + file.count, 0), 'every resource of the manifest is downloaded, one a line');
-        assert.deepEqual(statusLines(stdout), [202, 404], 'DELETE is 202, then the status is 404');
+        assert.deepEqual(statusLines(stdout), [202, 404, 202], 'DELETE is 202, then the status is 404; the Patient/$export kick-off is 202');
       },
     },
   ], { values });
@@ -367,6 +375,18 @@ test('docs/admin-app.md: the initial password and the JSON API with curl', async
         const [ack, result] = stdout.trim().split('\n');
         assert.equal(ack, 'AA');
         assert.deepEqual(JSON.parse(result!), { name: 'Cholesterol', value: '245', unit: 'mg/dL', reference_range: '<200', interpretation: [{ code: 'H', text: null }], effective: '2026-11-20T08:30:00+01:00' });
+      },
+    },
+  ]);
+});
+
+test('docs/metrics.md: a scrape from the service\'s own host', async () => {
+  await runDocumentedSteps(readDocument('docs/metrics.md'), documented, [
+    {
+      name: 'the request durations of the HTTP origins',
+      command: /\/metrics/,
+      check({ stdout }) {
+        assert.match(stdout, /^cg_http_request_duration_seconds_count\{surface="[a-z]+",method="[A-Z]+",route="[^"]+",status_code="\d{3}"\} \d+$/m);
       },
     },
   ]);

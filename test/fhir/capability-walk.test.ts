@@ -585,12 +585,24 @@ test('every type, interaction, search parameter and flag the CapabilityStatement
   for (const code of systemInteractions) {
     assert.ok(code === 'batch' || code === 'transaction', `the walk cannot check the system interaction ${code}`);
     const patient = seedData.patients.a;
+    const observations = `Observation?patient=${patient}&_summary=count`;
+    const before = (await client.request('GET', `/fhir/${observations}`)).json().total as number;
     const answer = await client.request('POST', '/fhir', {
-      body: { resourceType: 'Bundle', type: code, entry: [{ request: { method: 'GET', url: `Patient/${patient}` } }, { resource: seedData.bodies.Observation!(patient), request: { method: 'POST', url: 'Observation' } }] },
+      body: {
+        resourceType: 'Bundle',
+        type: code,
+        entry: [
+          { request: { method: 'GET', url: `Patient/${patient}` } },
+          { resource: seedData.bodies.Observation!(patient), request: { method: 'POST', url: 'Observation' } },
+          { request: { method: 'GET', url: observations } },
+        ],
+      },
     });
     assert.equal(answer.statusCode, 200, `${code}: ${answer.body}`);
     assert.equal(answer.json().type, `${code}-response`);
-    assert.deepEqual(answer.json().entry.map((entry: { response: { status: string } }) => entry.response.status), ['200 OK', '201 Created'], code);
+    assert.deepEqual(answer.json().entry.map((entry: { response: { status: string } }) => entry.response.status), ['200 OK', '201 Created', '200 OK'], code);
+    // Both process creates before reads (http.html#transaction); a transaction's reads see its own writes.
+    assert.equal(answer.json().entry[2].resource.total, before + 1, `${code}: the read runs after the create`);
   }
   for (const code of ['batch', 'transaction', 'history']) {
     if (systemInteractions.includes(code)) continue;

@@ -6,6 +6,7 @@ import { fhirSurface } from '../../src/fhir/surface.ts';
 import type { Database } from '../../src/storage/database.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { buildTestOrigin, createTestApiKey } from '../support/http.ts';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { createTestSite } from '../support/sites.ts';
 
 export interface FhirClient {
@@ -78,4 +79,27 @@ function useOrigin(listen: boolean): ListeningFhirOrigin {
     await origin.db.drop();
   });
   return origin;
+}
+
+/** `clinical-gateway serve` with only the FHIR surface, on a database of its own for one test file. */
+export interface FhirServiceProcess {
+  db: TestDatabase;
+  /** The running service, if any: set by `start`, cleared by whoever stops it. */
+  service: ServiceProcess | undefined;
+  start(env: NodeJS.ProcessEnv): Promise<ServiceProcess>;
+}
+
+const onlyFhirOnAFreePort = { CG_FHIR_PORT: '0', CG_HL7_PORT: '', CG_MPPS_PORT: '', CG_CONNECTIVITY_PORT: '', CG_ADMIN_PORT: '', CG_DICOMWEB_PORT: '', CG_MLLP_PORT: '', CG_DICOM_PORT: '' };
+
+export function useFhirServiceProcess(): FhirServiceProcess {
+  const state = { service: undefined } as FhirServiceProcess;
+  state.start = async (env) => (state.service = await startServiceProcess({ CG_DATABASE_URL: state.db.connectionString, ...onlyFhirOnAFreePort, ...env }, 1));
+  before(async () => {
+    state.db = await createTestDatabase();
+  });
+  after(async () => {
+    await state.service?.stop('SIGKILL');
+    await state.db?.drop();
+  });
+  return state;
 }

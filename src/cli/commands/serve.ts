@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { loadConfig } from '../../config/env.ts';
+import { answerClusterScrapes } from '../../platform/metrics/cluster-scrape.ts';
 import { startGateway, type ListeningSurface } from '../../server/gateway.ts';
 import { createLogger } from '../../server/logger.ts';
 import { startSupervisor, workerPoolSize, workerSearchPoolSize, type WorkerListeningMessage } from '../../server/supervisor.ts';
@@ -27,6 +28,8 @@ export async function serveCommand({ json }: CommandContext): Promise<void> {
     stopOnSignals(logger, gateway.stop);
     return;
   }
+  // The workers' metrics are scraped through the supervisor (src/platform/metrics/cluster-scrape.ts).
+  if (config.workers > 1) answerClusterScrapes();
   const service = config.workers > 1 ? await startSupervisor(config, logger) : await startGateway(config, logger);
   announce(service.listening, logger, json ? undefined : config.dataDir);
   stopOnSignals(logger, service.stop, 'killWorkers' in service ? service.killWorkers : undefined);

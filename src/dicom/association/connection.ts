@@ -8,6 +8,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { findSiteByAeTitle, siteContextFor } from '../../domain/sites/sites.ts';
+import type { GatewayMetrics } from '../../platform/metrics/gateway-metrics.ts';
 import type { Database } from '../../storage/database.ts';
 import { TransientStorageError } from '../../storage/errors.ts';
 import { CommandSetError } from '../dimse/command-set.ts';
@@ -40,6 +41,7 @@ export interface ConnectionDependencies {
   layout: StorageLayout;
   limits: AssociationLimits;
   storeLimits: StoreLimits;
+  metrics?: GatewayMetrics;
 }
 
 /** The A-ASSOCIATE-RQ is bounded separately: it carries at most 128 contexts and user items. */
@@ -151,6 +153,7 @@ export class DicomConnection {
     this.#logger = this.#logger.child({ calledAeTitle, callingAeTitle });
     const reject = (result: 1 | 2, source: 1 | 2 | 3, reason: number, why: string) => {
       this.#logger.warn({ result, source, reason }, `association rejected: ${why}`);
+      this.#deps.metrics?.dicomAssociation('rejected', why);
       this.#send(encodeAssociateReject(result, source, reason));
       return undefined;
     };
@@ -174,6 +177,7 @@ export class DicomConnection {
       logger: this.#logger.child({ siteId: site.id }),
       layout: this.#deps.layout,
       storeLimits: this.#deps.storeLimits,
+      ...(this.#deps.metrics ? { metrics: this.#deps.metrics } : {}),
       callingAeTitle,
       remoteAddress: this.#remoteAddress,
     };
@@ -191,6 +195,7 @@ export class DicomConnection {
       { accepted: negotiation.accepted.size, proposed: request.contexts.length, peerMaxPdu: request.maxPduLength, implementation: request.implementationClassUid },
       'association accepted',
     );
+    this.#deps.metrics?.dicomAssociation('accepted');
     return new MessageExchange(context, negotiation.accepted, request.maxPduLength, (pdu) => this.#sendWhenWritable(pdu));
   }
 

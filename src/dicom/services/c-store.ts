@@ -5,6 +5,7 @@
  * warning 0xB000 when some values are indexed otherwise than sent (failure-status.ts).
  */
 import { beginInstance, type InstanceReceiver, type StoreOutcome } from '../../domain/imaging/instance-store.ts';
+import type { DicomInstanceOutcome } from '../../platform/metrics/gateway-metrics.ts';
 import type { AssociationContext } from '../association/association-context.ts';
 import type { AcceptedContext } from '../association/negotiate.ts';
 import { tag, type CommandSet } from '../dimse/command-set.ts';
@@ -39,9 +40,23 @@ export async function beginStore(association: AssociationContext, context: Accep
   return {
     write: (fragment) => receiver.write(fragment),
     abandon: () => receiver.abandon(),
-    finish: async () => answerOf(association, sopInstanceUid, await receiver.finish()),
+    finish: async () => {
+      const outcome = await receiver.finish();
+      association.metrics?.dicomInstance(metricOutcome[outcome.kind]);
+      return answerOf(association, sopInstanceUid, outcome);
+    },
   };
 }
+
+const metricOutcome: Record<StoreOutcome['kind'], DicomInstanceOutcome> = {
+  stored: 'stored',
+  'duplicate-identical': 'duplicate',
+  'duplicate-different': 'refused',
+  rejected: 'refused',
+  oversized: 'refused',
+  'no-space': 'refused',
+  failed: 'failed',
+};
 
 /** The one mapping of the instance store's outcomes to C-STORE statuses (PS3.4 B.2.3). */
 function answerOf(association: AssociationContext, sopInstanceUid: string, outcome: StoreOutcome): DimseResult {

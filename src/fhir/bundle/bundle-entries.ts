@@ -17,6 +17,7 @@ export type EntryTarget =
   | { interaction: 'read'; id: string }
   | { interaction: 'vread'; id: string; versionId: string }
   | { interaction: 'history-instance'; id: string }
+  | { interaction: 'history-type' }
   | { interaction: 'search-type' }
   | { interaction: 'create' }
   | { interaction: 'update'; id: string }
@@ -141,6 +142,9 @@ function entryTarget(method: EntryMethod, url: string): { definition: FhirResour
     throw new EntryProblem(404, 'not-found', `${type || 'the url'} is not a resource type of this server (GET /fhir/metadata lists them)`);
   }
   if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) throw new EntryProblem(400, 'invalid', `request.url ${url} is not a FHIR url`);
+  if (segments.some((segment) => segment.startsWith('$'))) {
+    throw new EntryProblem(400, 'not-supported', `${method} ${url}: operations are not offered in a batch or transaction (send ${segments.find((segment) => segment.startsWith('$'))} as a request of its own)`);
+  }
   const target = targetOf(method, segments, query);
   if (!target) throw new EntryProblem(400, 'invalid', `${method} ${url} is not an interaction of FHIR R4 (http.html)`);
   const claimed: TypeInteraction = target.interaction === 'conditional-update' ? 'update' : target.interaction;
@@ -162,6 +166,7 @@ function targetOf(method: EntryMethod, segments: string[], query: string | undef
     return undefined;
   }
   if (query !== undefined && !reading) return undefined;
+  if (id === '_history') return reading && history === undefined ? { interaction: 'history-type' } : undefined;
   if (history === undefined) {
     if (reading) return { interaction: 'read', id };
     return method === 'POST' ? undefined : { interaction: 'update', id };

@@ -15,7 +15,7 @@ export function registerBundleRoute(app: FastifyInstance, context: FhirContext):
     description:
       'https://hl7.org/fhir/R4/http.html#transaction. The entries may read (read, vread, history, search), create ' +
       '(conditionally with ifNoneExist) and update (conditionally with a search url) the types of GET /fhir/metadata, ' +
-      'as they allow; delete and patch are not offered. A transaction writes everything in one database transaction, committed ' +
+      'as they allow; delete and patch are not offered. A transaction runs its writes, then its reads, in one database transaction, committed ' +
       'before the answer, or nothing: the first entry that fails is named in the OperationOutcome (its index and fullUrl). ' +
       'urn:uuid: and urn:oid: fullUrls are resolved and every reference to them rewritten. A batch answers each entry on its ' +
       `own. At most ${maxEntries} entries (CG_FHIR_BUNDLE_MAX_ENTRIES) and ${maxBytes} bytes (CG_FHIR_BUNDLE_MAX_SIZE); ` +

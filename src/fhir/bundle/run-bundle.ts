@@ -8,6 +8,7 @@ import { entryFailure } from './entry-failure.ts';
 import { sendEntry } from './entry-request.ts';
 import { failedEntry, returnPreference } from './entry-response.ts';
 import { isBundleLocalUrn, referencesIn } from './references.ts';
+import { openTransactionScope } from '../routes/transaction-scope.ts';
 import { assertDistinctCriteria, planWrite, runTransactionWrites } from './transaction-writes.ts';
 
 /** http.html#transaction: deletes, then creates, then updates, then reads, whatever the Bundle's order. */
@@ -42,10 +43,12 @@ export async function runBatch(app: FastifyInstance, request: FastifyRequest, bu
 }
 
 /**
- * A transaction: every write in one database transaction, committed before the answer, or none
- * (transaction-writes.ts). Reads run after the commit, through the routes a read of its own takes,
- * and so see the writes; their urls and search parameters are checked before anything is written,
- * so that a transaction with a malformed read changes nothing.
+ * A transaction: every write, then every read, in one database transaction, committed before the
+ * answer, or nothing (transaction-writes.ts). The reads run through the routes a read of its own
+ * takes, on the transaction (transaction-scope.ts), so they see its writes and nothing committed
+ * by others after them. Their urls and search parameters are checked before anything is written,
+ * so that a transaction with a malformed read changes nothing. A read that finds nothing is
+ * answered in its entry; one whose statement fails (its timeout, the database) fails the whole.
  */
 export async function runTransaction(app: FastifyInstance, context: FhirContext, request: FastifyRequest, bundle: ParsedBundle): Promise<FhirBundleEntry[]> {
   const site = siteOf(request);
@@ -65,10 +68,15 @@ export async function runTransaction(app: FastifyInstance, context: FhirContext,
   }
   const writes = entries.filter((entry) => !reads.includes(entry)).map((entry) => planWrite(entry, site));
   assertDistinctCriteria(writes);
-  const written = await context.services.database.transaction((tx) =>
-    runTransactionWrites(tx, site, writes, baseUrl(request), returnPreference(preference(request, 'return'))),
-  );
-  const answers: FhirBundleEntry[] = entries.map((entry) => written.get(entry.index) ?? { response: { status: '' } });
-  for (const read of reads) answers[read.index] = await sendEntry(app, request, read);
-  return answers;
+  return context.services.database.transaction(async (tx) => {
+    const written = await runTransactionWrites(tx, site, writes, baseUrl(request), returnPreference(preference(request, 'return')));
+    const answers: FhirBundleEntry[] = entries.map((entry) => written.get(entry.index) ?? { response: { status: '' } });
+    if (reads.length === 0) return answers;
+    const scope = await openTransactionScope(tx, context.services.config.limits.search);
+    for (const read of reads) {
+      answers[read.index] = await context.transactionScopes.run(scope, () => sendEntry(app, request, read));
+      if (scope.failure !== undefined) throw entryFailure(read, scope.failure);
+    }
+    return answers;
+  });
 }

@@ -51,7 +51,8 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
             documentation:
               `At most ${options.bundle.maxEntries} entries and ${options.bundle.maxBytes} bytes. All writes in one database transaction, or none; ` +
               'urn:uuid: and urn:oid: fullUrls resolved and references rewritten; ifNoneExist, conditional update and conditional references; ' +
-              'reads run after the writes commit.',
+              'processed in the order of http.html#transaction (creates, updates, then reads), the reads inside the same database transaction, ' +
+              'seeing its writes.',
           },
           // GET /fhir/_history: the versions of every stored type of the site (history-list-routes.ts).
           { code: 'history-system', documentation: 'Newest first, with _since, _at and _count; the stored types only (DiagnosticReport keeps no versions).' },

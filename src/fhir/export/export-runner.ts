@@ -57,7 +57,7 @@ export async function runExport(run: ExportRun, job: ExportJob): Promise<ExportO
         const batches = type === 'DiagnosticReport'
           ? mapBatches(snapshot.imagingReports(), (report) => JSON.stringify(diagnosticReportOf(report)))
           : snapshot.storedResources(type);
-        for await (const lines of batches) {
+        for await (const lines of readAhead(batches)) {
           if (lost) throw new ExportLeaseLost();
           if (run.stopping()) {
             await releaseExportLease(database, job, owner);
@@ -82,6 +82,23 @@ export async function runExport(run: ExportRun, job: ExportJob): Promise<ExportO
     throw error;
   } finally {
     clearInterval(heartbeat);
+  }
+}
+
+/**
+ * Asks for the next batch before handing out this one, so that the database reads the next rows
+ * while this batch is written to the file (the two waited for each other before). Two batches at
+ * most are held, so memory stays bounded.
+ */
+async function* readAhead<T>(source: AsyncGenerator<T>): AsyncGenerator<T> {
+  let next = source.next();
+  for (;;) {
+    const result = await next;
+    if (result.done) return;
+    next = source.next();
+    // A failure of the read ahead is thrown when it is awaited; until then it is not unhandled.
+    next.catch(() => {});
+    yield result.value;
   }
 }
 

@@ -24,7 +24,14 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
 
 /** The headers a FHIR browser app sends (http.html) and those it must be able to read. */
 const allowedRequestHeaders = ['x-api-key', 'content-type', 'accept', 'prefer', 'if-match', 'if-none-match', 'if-modified-since', 'if-none-exist'];
-const exposedResponseHeaders = ['etag', 'last-modified', 'location', 'content-location', 'x-request-id'];
+/**
+ * Beyond the CORS-safelisted ones (Fetch standard: Content-Type, Expires, Last-Modified, …, listed
+ * anyway for clients that look them up here): the version and where a resource is (http.html),
+ * the Bulk Data status URL, progress and polling pace (Bulk Data IG v2.0.0 export.html: kick-off
+ * Content-Location, status X-Progress and Retry-After, manifest Expires), the challenge of a 401,
+ * and the request id an operator asks for.
+ */
+const exposedResponseHeaders = ['etag', 'last-modified', 'location', 'content-location', 'x-progress', 'retry-after', 'expires', 'www-authenticate', 'x-request-id'];
 
 /**
  * CORS (Fetch standard, section 3.2) for browser apps on the configured origins only. The API key
@@ -43,7 +50,8 @@ export async function registerCors(app: FastifyInstance, origins: readonly strin
       callback(null, allowed.has(origin.toLowerCase()) ? origin : false);
     },
     credentials: false,
-    methods: ['GET', 'HEAD', 'POST', 'PUT'],
+    // DELETE cancels a Bulk Data export (its status URL).
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
     allowedHeaders: allowedRequestHeaders,
     exposedHeaders: exposedResponseHeaders,
     maxAge: 600,

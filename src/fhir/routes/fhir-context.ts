@@ -7,6 +7,7 @@ import { KeyedLimit } from '../../platform/keyed-limit.ts';
 import type { Services } from '../../platform/services.ts';
 import type { Queryable } from '../../storage/database.ts';
 import { loadPagingSecret } from '../search/paging-secret.ts';
+import { createTransactionScopes, type TransactionScopes } from './transaction-scope.ts';
 
 /** What every FHIR route needs: the services, the caller's site and store, the paging key. */
 export interface FhirContext {
@@ -14,6 +15,8 @@ export interface FhirContext {
   pagingSecret(): Promise<Buffer>;
   /** Searches running per API key in this process (issue 26 point 2). */
   searches: KeyedLimit;
+  /** Reads of a transaction Bundle running in its database transaction (transaction-scope.ts). */
+  transactionScopes: TransactionScopes;
 }
 
 export function createFhirContext(services: Services): FhirContext {
@@ -21,6 +24,7 @@ export function createFhirContext(services: Services): FhirContext {
   return {
     services,
     searches: new KeyedLimit(Number.MAX_SAFE_INTEGER, services.config.limits.search.perKeyConcurrency),
+    transactionScopes: createTransactionScopes(),
     pagingSecret() {
       secret ??= loadPagingSecret(services.database).catch((error: unknown) => {
         secret = undefined; // a database outage must not poison the cache
@@ -34,7 +38,8 @@ export function createFhirContext(services: Services): FhirContext {
 /**
  * Runs a search's statements under every search bound (docs/security.md): at most
  * perKeyConcurrency at once per API key (429 past it), on the search pool, in one read-only
- * transaction with the statement timeout.
+ * transaction with the statement timeout; a read of a transaction Bundle, in that transaction
+ * under the same timeout.
  */
 export async function boundedSearch<T>(context: FhirContext, site: SiteContext, work: (db: Queryable) => Promise<T>): Promise<T> {
   const limits = context.services.config.limits.search;
@@ -45,6 +50,8 @@ export async function boundedSearch<T>(context: FhirContext, site: SiteContext, 
     });
   }
   try {
+    const scope = context.transactionScopes.getStore();
+    if (scope) return await work(scope.tx);
     return await context.services.database.search(limits, work);
   } finally {
     context.searches.release(caller);
@@ -55,8 +62,13 @@ export function siteOf(request: FastifyRequest): SiteContext {
   return siteContextOf(request);
 }
 
+/** Where a route's statements go: the pool, or the transaction of the Bundle whose read this is. */
+export function databaseFor(context: FhirContext): Queryable {
+  return context.transactionScopes.getStore()?.tx ?? context.services.database;
+}
+
 export function storeFor(context: FhirContext, request: FastifyRequest): ResourceStore {
-  return resourceStore(context.services.database, siteContextOf(request));
+  return resourceStore(databaseFor(context), siteContextOf(request));
 }
 
 /** Prefer: handling=strict (search.html#errors) and return=… (http.html#ops). */

@@ -7,7 +7,7 @@ import { diagnosticReportOf } from '../diagnostic-report/report-view.ts';
 import { sendReadResource } from '../http/resource-response.ts';
 import { auditFhirAccess } from './access-audit.ts';
 import { readSubset, subsetResource } from '../search/subset.ts';
-import { queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
+import { databaseFor, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
 import { fhirRoute, idParams, resourceResponses } from './route-options.ts';
 
 const conditionalReadHeaders = {
@@ -44,7 +44,7 @@ export function registerReadRoutes(app: FastifyInstance, context: FhirContext, d
   };
   const readCurrent = async (request: Parameters<typeof siteOf>[0], id: string): Promise<Resource | undefined> => {
     if (definition.stored) return storeFor(context, request).read(type as Resource['resourceType'], id);
-    const report = await readReport(context.services.database, siteOf(request), id);
+    const report = await readReport(databaseFor(context), siteOf(request), id);
     return report ? diagnosticReportOf(report) : undefined;
   };
 

@@ -315,6 +315,7 @@ class Connection {
     }
     const header = readHeader(first.message);
     const refuse = (text: string, problem = error(errorCodes.unknownKeyIdentifier, text, { segment: 'MSH', sequence: 1, field: 3 })) => {
+      this.#services.metrics?.hl7v2Message('mllp', `${header.messageCode}^${header.triggerEvent}`, problem.code === errorCodes.applicationInternalError ? 'AR' : 'refused');
       this.#write(buildAck({ message: first.message, code: 'AR', text: text.slice(0, 80), problems: [problem] }), first.message!.charset);
     };
     let authorization;
@@ -351,6 +352,7 @@ class Connection {
     // Debug, not info: every message and its answer are in the durable message log already, and
     // a line per message is a measurable share of the CPU at high rates.
     this.#logger.debug({ site: site.id, messageType: outcome.messageType, controlId: outcome.controlId, ack: outcome.ackCode, duplicate: outcome.duplicate }, 'HL7 v2 message acknowledged');
+    this.#services.metrics?.hl7v2Message('mllp', outcome.messageType, outcome.ackCode);
     this.#write(outcome.ack, outcome.ackCharset);
   }
 

@@ -65,6 +65,7 @@ export async function createOrigin(surface: HttpSurface, services: Services): Pr
   // The caller's site and credential go on this line rather than into a child logger made per
   // request: a pino child per request cost a tenth of the service's CPU under load.
   app.addHook('onResponse', async (request, reply) => {
+    services.metrics?.httpRequest(surface.name, request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     const site = request.siteContext;
     request.log.info(
       {
