@@ -27,6 +27,7 @@ import { registerWorklistRoutes } from './routes/worklist-routes.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { requireSession } from './session/authenticate.ts';
 import { registerStaticAssets } from './static-assets.ts';
+import { registerViewerAssets } from './viewer/viewer-assets.ts';
 
 export const adminSurface: HttpSurface = {
   name: 'admin',
@@ -41,6 +42,7 @@ export const adminSurface: HttpSurface = {
     // Form fields are the body's (or query's) top-level names, as the web app knows them.
     refuseUnstorableText(app, (_part, path) => String(path[0] ?? ''));
     registerStaticAssets(app);
+    registerViewerAssets(app);
     await registerSignIn(app, services);
     await registerSessionProbe(app, services);
     await app.register(async (scope) => {

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { adminSurface } from '../../src/admin/surface.ts';
 import { createOrigin } from '../../src/platform/http/origin.ts';
+import { testServices } from '../support/http.ts';
 import { createTestSite } from '../support/sites.ts';
 import { as, createTestUser, signIn, type Signed } from '../admin/support.ts';
 import { fixture, multipartBody, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
@@ -143,4 +144,18 @@ test("the admin app's Content Security Policy lets the page reach the DICOMweb o
   assert.match(csp, new RegExp(`img-src 'self' data: blob: ${origin.url}(;|$)`));
   assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'(;|$)/);
   assert.match(csp, /worker-src 'self' blob:/);
+});
+
+test('a service without the DICOMweb origin hands out no viewing token (404)', async () => {
+  const { site } = await siteWithKey(origin);
+  const services = testServices(origin.db.database, { CG_DICOMWEB_PORT: '' });
+  const partial = await createOrigin(adminSurface, services);
+  try {
+    const signed = await signIn(partial, (await createTestUser(origin.db.database, site, 'clinician')).email);
+    const response = await partial.inject(as(signed, { method: 'POST', url: `/api/sites/${site.siteId}/dicomweb-tokens`, headers: { origin: 'http://localhost' } }));
+    assert.equal(response.statusCode, 404);
+    assert.match(response.json().error.message, /does not serve the DICOMweb origin/);
+  } finally {
+    await partial.close();
+  }
 });

@@ -31,7 +31,7 @@ export async function registerViewingTokenRoutes(app: FastifyInstance, services:
         summary: 'A read-only DICOMweb token for the image viewer',
         description:
           'Valid for QIDO-RS and WADO-RS of this site on the DICOMweb origin for a few minutes, as the signed-in user; ' +
-          'revoked when the session ends. 503 when this service does not serve the DICOMweb origin.',
+          'revoked when the session ends. 404 when this service does not serve the DICOMweb origin.',
         tags: ['imaging'],
         params: { type: 'object', required: ['siteId'], properties: { siteId: uuidParam } },
         response: { 201: viewingTokenSchema, ...errorResponses },
@@ -40,7 +40,8 @@ export async function registerViewingTokenRoutes(app: FastifyInstance, services:
     async (request: FastifyRequest<{ Params: { siteId: string } }>, reply) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'worklist');
       const dicomwebUrl = dicomwebOriginFor(config, request);
-      if (!dicomwebUrl) throw new HttpProblem(503, 'unavailable', 'this service does not serve the DICOMweb origin (CG_DICOMWEB_PORT is blank)');
+      // Not a failure of the service but a part it was configured without: nothing to hand out.
+      if (!dicomwebUrl) throw new HttpProblem(404, 'not-found', 'this service does not serve the DICOMweb origin (CG_DICOMWEB_PORT is blank), so its images cannot be viewed here');
       const session = sessionOf(request);
       const issued = await issueViewingToken(database, { sessionIdHash: session.idHash, userId: session.user.id, siteId: site.id });
       return reply.code(201).send({ token: issued.token, expires_at: issued.expiresAt.toISOString(), dicomweb_url: dicomwebUrl });

@@ -2,6 +2,7 @@
 import { get, post, put } from '../api.js';
 import { badge, formatDate, formatDateTime, h, replace } from '../dom.js';
 import { field, form, showErrors } from '../forms.js';
+import { studyViewer } from '../viewer/study-viewer.js';
 import { announce, confirmDialog, emptyState, section, table } from '../widgets.js';
 
 /** @param {import('../routes.js').PageContext} context */
@@ -50,7 +51,10 @@ export async function studyPage(context) {
       h('p', { class: 'breadcrumb' }, h('a', { href: `#/sites/${siteId}/worklist` }, '← Worklist')),
       h('h1', null, study.study_description ?? 'Study', h('span', { class: 'subtitle' }, ` · ${study.patient_name ?? 'Unnamed patient'}`)),
       facts,
-      section('Reports', reportList, context.user.role === 'clinician' ? reportEditor(context, study.study_instance_uid, drafts[0] ?? null, completed.length > 0) : null),
+      // The report is written beside the images (below them on a narrow screen).
+      h('div', { class: 'study-workspace' },
+        section('Images', studyViewer(context, study)),
+        section('Reports', reportList, context.user.role === 'clinician' ? reportEditor(context, study.study_instance_uid, drafts[0] ?? null, completed.length > 0) : null)),
       section('Series', series),
       section('Procedure steps', steps),
     ],
