@@ -6,6 +6,10 @@ import { init as initLoader, wadors } from '@cornerstonejs/dicom-image-loader';
 import { Enums as ToolEnums, PanTool, StackScrollTool, ToolGroupManager, WindowLevelTool, ZoomTool, addTool, init as initTools } from '@cornerstonejs/tools';
 
 const { MouseBindings } = ToolEnums;
+// PS3.18 8.7.3.5: frames are sent in the stored transfer syntax (the origin never transcodes), so
+// every frame media type the decoders read is acceptable, not only uncompressed octet-stream.
+const frameAccept = ['application/octet-stream', 'image/jpeg', 'image/jls', 'image/jp2', 'image/jpx', 'image/dicom-rle', 'image/jphc', 'image/jxl']
+  .map((type) => `multipart/related; type="${type}"; transfer-syntax=*`).join(', ');
 const engineId = 'cg-study-viewer';
 const dragTools = { windowLevel: WindowLevelTool.toolName, zoom: ZoomTool.toolName, pan: PanTool.toolName };
 let started;
@@ -17,7 +21,7 @@ let started;
 export function startViewer({ authorization, wasmBasePath }) {
   started ??= (async () => {
     await initCore();
-    initLoader({ maxWebWorkers: 1, wasmBasePath, beforeSend: async () => ({ Authorization: await authorization() }) });
+    initLoader({ maxWebWorkers: 1, wasmBasePath, beforeSend: async () => ({ Authorization: await authorization(), Accept: frameAccept }) });
     await initTools();
     for (const tool of [WindowLevelTool, PanTool, ZoomTool, StackScrollTool]) addTool(tool);
   })();
