@@ -7,18 +7,18 @@
  */
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
-import type { GatewayConfig } from '../config/env.ts';
+import { dicomwebCorsOrigins, type GatewayConfig } from '../config/env.ts';
 
 const allowedRequestHeaders = ['authorization', 'accept'];
 const exposedResponseHeaders = ['content-type', 'content-length', 'x-request-id', 'warning'];
 
 export async function registerBrowserCors(app: FastifyInstance, config: GatewayConfig): Promise<void> {
   await app.register(cors, {
-    // Read at each request: the list is the configuration's, which may name the admin origin
-    // only once it listens (tests on free ports).
+    // Read at each request: the admin origin's address is known only once it listens when it
+    // was started on a free port.
     origin: (origin, callback) => {
       if (origin === undefined) return callback(null, false);
-      callback(null, config.dicomwebCorsOrigins.includes(origin.toLowerCase()) ? origin : false);
+      callback(null, dicomwebCorsOrigins(config).includes(origin.toLowerCase()) ? origin : false);
     },
     credentials: false,
     methods: ['GET', 'HEAD'],
