@@ -352,12 +352,22 @@ test('docs/admin-app.md: the initial password and the JSON API with curl', async
     },
     {
       name: 'sign in, a site, a clinician, a key, the worklist, sign out',
-      command: /\/api\/session/,
+      command: /Northfield Imaging/,
       check({ stdout }) {
         const [created, worklist] = jsonDocuments(stdout) as [{ key: string; api_key: { label: string } }, { studies: unknown[]; total: number }];
         assert.match(created.key, /^cg_[0-9a-f]{12}_/);
         assert.equal(created.api_key.label, 'EHR');
         assert.deepEqual(worklist, { studies: [], total: 0 });
+      },
+    },
+    {
+      name: 'a viewing token reads the DICOMweb origin until the session ends',
+      command: /dicomweb-tokens/,
+      check({ stdout }) {
+        // The search's JSON, then the status after signing out (curl adds no newline between).
+        const [, studies, afterSignOut] = /^([\s\S]*?)(\d{3})$/.exec(stdout.trim()) ?? [];
+        assert.ok(Array.isArray(JSON.parse(studies ?? '')), `the site's studies: ${stdout}`);
+        assert.equal(afterSignOut, '401');
       },
     },
   ]);
