@@ -24,10 +24,12 @@ import { registerServiceAdminRoutes } from './routes/service-admin-routes.ts';
 import { registerSessionProbe, registerSessionRoutes, registerSignIn } from './routes/session-routes.ts';
 import { registerSiteRoutes } from './routes/site-routes.ts';
 import { registerUserRoutes } from './routes/user-routes.ts';
+import { registerViewingTokenRoutes } from './routes/viewing-token-routes.ts';
 import { registerWorklistRoutes } from './routes/worklist-routes.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { requireSession } from './session/authenticate.ts';
 import { registerStaticAssets } from './static-assets.ts';
+import { registerViewerAssets } from './viewer/viewer-assets.ts';
 
 export const adminSurface: HttpSurface = {
   name: 'admin',
@@ -38,11 +40,12 @@ export const adminSurface: HttpSurface = {
   renderError: renderAdminError,
   async register(app: FastifyInstance, services: Services) {
     app.decorateRequest('adminSession', null);
-    installSecurityHeaders(app, { tls: services.config.tls !== undefined });
+    installSecurityHeaders(app, services.config);
     // Form fields are the body's (or query's) top-level names, as the web app knows them.
     refuseUnstorableText(app, (_part, path) => String(path[0] ?? ''));
     registerStaticAssets(app);
     registerMetricsRoute(app, services);
+    registerViewerAssets(app);
     await registerSignIn(app, services);
     await registerSessionProbe(app, services);
     await app.register(async (scope) => {
@@ -56,6 +59,7 @@ export const adminSurface: HttpSurface = {
       await registerWorklistRoutes(scope, services);
       await registerPatientRoutes(scope, services);
       await registerReportRoutes(scope, services);
+      await registerViewingTokenRoutes(scope, services);
       await registerMessageRoutes(scope, services);
       await registerConnectivityRoutes(scope, services);
       await registerDicomDestinationRoutes(scope, services);

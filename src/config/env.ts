@@ -30,6 +30,13 @@ export interface GatewayConfig {
   limits: GatewayLimits;
   /** Browser origins allowed to call the FHIR API (CORS); empty: CORS is off. "*" allows any origin. */
   fhirCorsOrigins: string[];
+  /**
+   * Browser origins allowed to read the DICOMweb origin (CORS), for the admin app's image viewer
+   * (CG_DICOMWEB_CORS_ORIGINS); unset: the admin origin's own address (dicomwebCorsOrigins()).
+   */
+  dicomwebCorsOrigins?: string[];
+  /** The DICOMweb origin as browsers reach it (CG_DICOMWEB_PUBLIC_URL); unset: the admin page's host with CG_DICOMWEB_PORT. */
+  dicomwebPublicUrl?: string;
   /** Worker processes `serve` runs (CG_WORKERS); 1 serves everything from one process. */
   workers: number;
   /**
@@ -109,6 +116,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const logLevel = (env.CG_LOG_LEVEL?.trim() || 'info').toLowerCase();
   if (!logLevels.has(logLevel)) throw new ConfigError(`CG_LOG_LEVEL must be one of ${[...logLevels].join(', ')}`);
   const fhirCorsOrigins = parseOrigins(env.CG_FHIR_CORS_ORIGINS, 'CG_FHIR_CORS_ORIGINS');
+  const dicomwebCorsOrigins = env.CG_DICOMWEB_CORS_ORIGINS?.trim() ? parseExactOrigins(env.CG_DICOMWEB_CORS_ORIGINS, 'CG_DICOMWEB_CORS_ORIGINS') : undefined;
+  const dicomwebPublicUrl = parseExactOrigins(env.CG_DICOMWEB_PUBLIC_URL, 'CG_DICOMWEB_PUBLIC_URL')[0];
+  if (env.CG_DICOMWEB_PUBLIC_URL?.includes(',')) throw new ConfigError('CG_DICOMWEB_PUBLIC_URL names one origin');
   const workers = parseWorkers(env.CG_WORKERS);
   const trustedProxies = parseTrustedProxies(env.CG_TRUSTED_PROXIES);
   const dataDir = resolve(env.CG_DATA_DIR?.trim() || './data');
@@ -124,6 +134,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     logLevel,
     limits: loadLimits(env),
     fhirCorsOrigins,
+    ...(dicomwebCorsOrigins ? { dicomwebCorsOrigins } : {}),
+    ...(dicomwebPublicUrl ? { dicomwebPublicUrl } : {}),
     workers,
     trustedProxies,
     ...(nodeId !== undefined ? { nodeId } : {}),
@@ -200,6 +212,30 @@ function parseOrigins(value: string | undefined, variable: string): string[] {
     }
   }
   return [...new Set(origins.map((origin) => origin.toLowerCase()))];
+}
+
+/**
+ * The browser origins the DICOMweb origin allows: CG_DICOMWEB_CORS_ORIGINS, or else the admin
+ * origin's addresses as a browser names them, when the configuration tells: its port known (the
+ * composition root writes in the port a free-port start got) and its host an address (a wildcard
+ * or loopback bind is reached as 127.0.0.1 and localhost). Behind a load balancer the operator
+ * names the admin origin in CG_DICOMWEB_CORS_ORIGINS.
+ */
+export function dicomwebCorsOrigins(config: GatewayConfig): string[] {
+  if (config.dicomwebCorsOrigins) return config.dicomwebCorsOrigins;
+  const adminPort = config.ports.admin;
+  if (adminPort === undefined || adminPort === 0) return [];
+  const scheme = config.tls ? 'https' : 'http';
+  const loopbackOrWildcard = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(config.bind);
+  const hosts = loopbackOrWildcard ? ['127.0.0.1', 'localhost'] : [isIP(config.bind) === 6 ? `[${config.bind}]` : config.bind];
+  return hosts.map((host) => new URL(`${scheme}://${host}:${adminPort}`).origin);
+}
+
+/** Origins without the "*" wildcard: a bearer token must never be readable by any page that asks. */
+function parseExactOrigins(value: string | undefined, variable: string): string[] {
+  const origins = parseOrigins(value, variable);
+  if (origins.includes('*')) throw new ConfigError(`${variable}: "*" is not allowed here; name each origin`);
+  return origins;
 }
 
 /** Unset or blank: one worker per CPU this process may run on (its affinity, not the machine's). */

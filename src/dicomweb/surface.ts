@@ -12,8 +12,10 @@ import { workerNumber } from '../platform/worker.ts';
 import { StorageLayout } from '../storage/dicom/layout.ts';
 import { storeLimits } from '../storage/dicom/store-limits.ts';
 import { webWorkerTemporaryFolder } from '../storage/dicom/temporary-folders.ts';
+import { registerBrowserCors } from './browser-cors.ts';
 import { registerQidoRoutes } from './qido-routes.ts';
 import { registerStowRoutes } from './stow-routes.ts';
+import { installViewingTokenAuthentication } from './viewing-token-auth.ts';
 import { registerWadoRoutes } from './wado-routes.ts';
 
 /** This origin's folder for STOW-RS transfers: its own (node and worker), so its recovery touches only its own. */
@@ -26,9 +28,14 @@ export const dicomwebSurface: HttpSurface = {
   title: 'Clinical Gateway DICOMweb',
   description:
     "QIDO-RS, WADO-RS and STOW-RS (DICOM PS3.18) over the API key's site's studies. Instances are retrieved exactly as stored " +
-    '(no transcoding) and stored through the same path as C-STORE on the DICOM listener. Authenticate with X-API-Key.',
+    '(no transcoding) and stored through the same path as C-STORE on the DICOM listener. Authenticate with X-API-Key, or (reading only) ' +
+    "with the admin app's short-lived viewing token as Authorization: Bearer.",
   auth: 'api-key',
   renderError: renderJsonError,
+  async registerBeforeAuthentication(app: FastifyInstance, services: Services) {
+    await registerBrowserCors(app, services.config);
+    installViewingTokenAuthentication(app, services.database);
+  },
   async register(app: FastifyInstance, services: Services) {
     const layout = new StorageLayout(services.config.dicomStorageDir, stowTemporaryFolder(services.config));
     const removed = await layout.prepare(

@@ -104,7 +104,9 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const lock = role.kind === 'single' ? acquireServiceLock(configured.dataDir) : undefined;
   // A worker is told its node's id by its supervisor (CG_NODE_ID in its environment).
-  const config = role.kind === 'single' ? withNodeIdentity(configured, logger, lock!) : configured;
+  const identified = role.kind === 'single' ? withNodeIdentity(configured, logger, lock!) : configured;
+  // Its own copy of the ports: the ones free-port starts get are written in below.
+  const config: GatewayConfig = { ...identified, ports: { ...identified.ports } };
   let opened: OpenedDatabase | undefined;
   let node: PreparedNode | undefined;
   let retention: DataAccessRetention | undefined;
@@ -141,7 +143,11 @@ export async function startGateway(
       origins.push(origin);
       await origin.listen({ host: config.bind, port: configured });
       const address = origin.server.address();
-      listening.push({ name: surface.name, protocol: config.tls ? 'https' : 'http', host: config.bind, port: typeof address === 'object' && address ? address.port : configured });
+      const actual = typeof address === 'object' && address ? address.port : configured;
+      // Origins that name each other to browsers (the admin app's viewer and the DICOMweb origin's
+      // CORS) read the port actually listened on, also when 0 asked for a free one.
+      config.ports[port] = actual;
+      listening.push({ name: surface.name, protocol: config.tls ? 'https' : 'http', host: config.bind, port: actual });
     }
     for (const { surface, port } of catalogue.tcp) {
       const configured = config.ports[port];

@@ -78,7 +78,8 @@ export function useAdminInBrowser(role: UserRole): {
     state.db = await createTestDatabase();
     state.site = await createTestSite(state.db.database);
     state.email = (await createTestUser(state.db.database, state.site, role)).email;
-    state.admin = await createOrigin(adminSurface, testServices(state.db.database));
+    // No DICOMweb origin here: the study page says its images cannot be shown.
+    state.admin = await createOrigin(adminSurface, testServices(state.db.database, { CG_DICOMWEB_PORT: '' }));
     state.url = await state.admin.listen({ host: '127.0.0.1', port: 0 });
     state.browser = await launchChromium();
   });

@@ -41,10 +41,11 @@ before(async () => {
   dicom = await startDicomListener(base, { host: '127.0.0.1', port: 0, closeGraceMs: 1_000 });
   mllp = await startMllpListener(base, { host: '127.0.0.1', port: 0 });
   // The configuration the composition root would have built for these ports: what the
-  // connectivity page shows is then what this test's DICOM peer uses.
+  // connectivity page shows is then what this test's DICOM peer uses. No DICOMweb origin here
+  // (test/admin/study-viewer-browser.test.ts has the images): the study page says so.
   services = {
     ...base,
-    config: { ...base.config, ports: { ...base.config.ports, dicom: dicom.port, mllp: mllp.port }, dicomPublic: { host: '127.0.0.1', port: dicom.port } },
+    config: { ...base.config, ports: { ...base.config.ports, dicom: dicom.port, mllp: mllp.port, dicomweb: undefined }, dicomPublic: { host: '127.0.0.1', port: dicom.port } },
   };
   await ensureInitialAdmin(db.database, services.config.dataDir, services.logger);
   admin = await createOrigin(adminSurface, services);

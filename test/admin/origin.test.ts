@@ -25,7 +25,7 @@ test('the web app is served by the origin itself, with a strict content security
   assert.doesNotMatch(index.body, /https?:\/\//, 'no asset from another host');
   const csp = String(index.headers['content-security-policy']);
   assert.match(csp, /default-src 'self'/);
-  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'(;|$)/, 'scripts from this origin only; WebAssembly compilation for the image decoders, no eval');
   assert.match(csp, /frame-ancestors 'none'/);
   assert.equal(index.headers['x-content-type-options'], 'nosniff');
   const script = await app.inject({ url: '/assets/js/main.js' });

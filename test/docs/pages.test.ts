@@ -377,6 +377,16 @@ test('docs/admin-app.md: the initial password and the JSON API with curl', async
         assert.deepEqual(JSON.parse(result!), { name: 'Cholesterol', value: '245', unit: 'mg/dL', reference_range: '<200', interpretation: [{ code: 'H', text: null }], effective: '2026-11-20T08:30:00+01:00' });
       },
     },
+    {
+      name: 'a viewing token reads the DICOMweb origin until the session ends',
+      command: /dicomweb-tokens/,
+      check({ stdout }) {
+        // The search's JSON, then the status after signing out (curl adds no newline between).
+        const [, studies, afterSignOut] = /^([\s\S]*?)(\d{3})$/.exec(stdout.trim()) ?? [];
+        assert.ok(Array.isArray(JSON.parse(studies ?? '')), `the site's studies: ${stdout}`);
+        assert.equal(afterSignOut, '401');
+      },
+    },
   ]);
 });
 

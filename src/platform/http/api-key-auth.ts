@@ -21,7 +21,8 @@ export const apiKeyChallenge = 'ApiKey realm="clinical-gateway", header="X-API-K
 /** X-API-Key on every route of the origin except public ones and unknown paths (those are 404s). */
 export function installApiKeyAuthentication(app: FastifyInstance, database: Database): void {
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config?.public || request.is404 || isDocumentation(request.url)) return;
+    // A surface's own credential (the DICOMweb viewing token) may have authenticated it already.
+    if (request.siteContext || request.routeOptions.config?.public || request.is404 || isDocumentation(request.url)) return;
     const header = request.headers['x-api-key'];
     const presented = Array.isArray(header) ? header[0] : header;
     const result = await authenticateApiKey(database, presented);

@@ -2,6 +2,7 @@
 import { get, post, put } from '../api.js';
 import { badge, formatDate, formatDateTime, h, replace } from '../dom.js';
 import { field, form, showErrors } from '../forms.js';
+import { studyViewer } from '../viewer/study-viewer.js';
 import { announce, confirmDialog, emptyState, section, table } from '../widgets.js';
 import { forgetDraft, guardDraft } from '../report-draft.js';
 import { formatInstant } from '../time-format.js';
@@ -54,7 +55,10 @@ export async function studyPage(context) {
       h('h1', null, study.study_description ?? 'Study', h('span', { class: 'subtitle' }, ` · ${study.patient_name ?? 'Unnamed patient'}`)),
       facts,
       await demographicsComparison(context, study),
-      section('Reports', reportList, context.user.role === 'clinician' ? reportEditor(context, study.study_instance_uid, drafts[0] ?? null, completed.length > 0) : null),
+      // The report is written beside the images (below them on a narrow screen).
+      h('div', { class: 'study-workspace' },
+        section('Images', studyViewer(context, study)),
+        section('Reports', reportList, context.user.role === 'clinician' ? reportEditor(context, study.study_instance_uid, drafts[0] ?? null, completed.length > 0) : null)),
       section('Series', series),
       section('Procedure steps', steps),
     ],
