@@ -100,7 +100,7 @@ test('a clinician opens a study from the worklist and reads its images: scroll, 
   const seen = watchConsole(page);
   await signIn(page, state.clinician);
   await page.goto(`${state.adminUrl}/#/sites/${state.site.siteId}/worklist`);
-  await page.getByRole('link', { name: /CompressedSamples/ }).click();
+  await page.getByRole('link', { name: /^CompressedSamples/ }).click();
   await page.locator('.viewport[data-ready="true"]').waitFor({ timeout: 60_000 });
   await page.waitForFunction(() => /Image 1 of 3/.test((globalThis as any).document.querySelector('.viewer-status').textContent));
   await showsImage(page);
