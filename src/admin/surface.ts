@@ -17,6 +17,7 @@ import { registerConnectivityRoutes } from './routes/connectivity-routes.ts';
 import { registerKeyRoutes } from './routes/key-routes.ts';
 import { registerDicomDestinationRoutes } from './routes/dicom-destination-routes.ts';
 import { registerMessageRoutes } from './routes/message-routes.ts';
+import { registerRefusedTrafficRoutes } from './routes/refused-traffic-routes.ts';
 import { registerReportRoutes } from './routes/report-routes.ts';
 import { registerServiceAdminRoutes } from './routes/service-admin-routes.ts';
 import { registerSessionProbe, registerSessionRoutes, registerSignIn } from './routes/session-routes.ts';
@@ -53,6 +54,7 @@ export const adminSurface: HttpSurface = {
       await registerWorklistRoutes(scope, services);
       await registerReportRoutes(scope, services);
       await registerMessageRoutes(scope, services);
+      await registerRefusedTrafficRoutes(scope, services);
       await registerConnectivityRoutes(scope, services);
       await registerDicomDestinationRoutes(scope, services);
       await registerAuditRoutes(scope, services);
