@@ -36,6 +36,7 @@ const siteLinks = [
   ['/keys', 'API keys', 'keys'],
   ['/clients', 'Integration clients', 'clients'],
   ['/messages', 'Messages', 'messages'],
+  ['/refused-traffic', 'Refused traffic', 'messages'],
   ['/connectivity', 'Connectivity', 'connectivity'],
   ['/dicom-destinations', 'DICOM destinations', 'connectivity'],
   ['/audit', 'Audit', 'audit'],
@@ -47,7 +48,7 @@ const siteLinks = [
 export function navigation(user, site, path) {
   /** @type {[string, string][]} */
   const links = [];
-  if (user.role === 'service-admin') links.push(['/sites', 'Sites'], ['/admins', 'Service admins'], ['/audit', 'Service audit']);
+  if (user.role === 'service-admin') links.push(['/sites', 'Sites'], ['/admins', 'Service admins'], ['/audit', 'Service audit'], ['/refused-traffic', 'Refused traffic (all)']);
   if (site) {
     for (const [suffix, text, area] of siteLinks) if (areaAllowed(area, user)) links.push([`/sites/${site.id}${suffix}`, text]);
   }

@@ -8,6 +8,7 @@ import { connectivityPage } from './pages/connectivity.js';
 import { dicomDestinationsPage } from './pages/dicom-destinations.js';
 import { keysPage } from './pages/keys.js';
 import { messagePage, messagesPage } from './pages/messages.js';
+import { refusedTrafficPage } from './pages/refused-traffic.js';
 import { siteOverviewPage } from './pages/site-overview.js';
 import { sitesPage } from './pages/sites.js';
 import { studyPage } from './pages/study.js';
@@ -25,6 +26,7 @@ import { worklistPage } from './pages/worklist.js';
 export const routes = [
   { path: '/sites', area: 'sites', page: sitesPage },
   { path: '/audit', area: 'serviceAudit', page: auditPage },
+  { path: '/refused-traffic', area: 'serviceAudit', page: refusedTrafficPage },
   { path: '/admins', area: 'serviceAdmins', page: serviceAdminsPage },
   { path: '/account', area: 'account', page: accountPage },
   { path: '/sites/:siteId', area: 'siteSettings', page: siteOverviewPage },
@@ -35,6 +37,7 @@ export const routes = [
   { path: '/sites/:siteId/studies/:studyUid', area: 'worklist', page: studyPage },
   { path: '/sites/:siteId/messages', area: 'messages', page: messagesPage },
   { path: '/sites/:siteId/messages/:messageId', area: 'messages', page: messagePage },
+  { path: '/sites/:siteId/refused-traffic', area: 'messages', page: refusedTrafficPage },
   { path: '/sites/:siteId/connectivity', area: 'connectivity', page: connectivityPage },
   { path: '/sites/:siteId/dicom-destinations', area: 'connectivity', page: dicomDestinationsPage },
   { path: '/sites/:siteId/audit', area: 'audit', page: auditPage },
