@@ -91,7 +91,7 @@ export async function messagesCommand({ action, options, positionals, json }: Co
   const rows = page.messages.map(row);
   const total = { total: page.total, total_exact: page.totalExact };
   print({ messages: rows, ...(page.next ? { next: page.next } : {}), ...total }, json, () =>
-    formatTable(rows, ['received_at', 'protocol', 'transport', 'type', 'control_id', 'patient', 'sender', 'ack', 'outcome', 'problems']) +
+    formatTable(rows, ['received_at', 'protocol', 'transport', 'type', 'control_id', 'sender', 'ack', 'outcome', 'patient', 'problems']) +
     `\n${page.totalExact ? page.total : `more than ${page.total}`} matching` +
     (page.next ? `\n(next page: --after ${page.next})` : ''),
   );
