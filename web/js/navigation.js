@@ -35,6 +35,7 @@ const siteLinks = [
   ['/users', 'Users', 'users'],
   ['/keys', 'API keys', 'keys'],
   ['/clients', 'Integration clients', 'clients'],
+  ['/activity', 'Activity', 'messages'],
   ['/messages', 'Messages', 'messages'],
   ['/refused-traffic', 'Refused traffic', 'messages'],
   ['/connectivity', 'Connectivity', 'connectivity'],

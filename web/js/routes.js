@@ -9,6 +9,7 @@ import { dicomDestinationsPage } from './pages/dicom-destinations.js';
 import { keysPage } from './pages/keys.js';
 import { messagePage, messagesPage } from './pages/messages.js';
 import { refusedTrafficPage } from './pages/refused-traffic.js';
+import { activityPage } from './pages/activity.js';
 import { siteOverviewPage } from './pages/site-overview.js';
 import { sitesPage } from './pages/sites.js';
 import { studyPage } from './pages/study.js';
@@ -38,6 +39,7 @@ export const routes = [
   { path: '/sites/:siteId/messages', area: 'messages', page: messagesPage },
   { path: '/sites/:siteId/messages/:messageId', area: 'messages', page: messagePage },
   { path: '/sites/:siteId/refused-traffic', area: 'messages', page: refusedTrafficPage },
+  { path: '/sites/:siteId/activity', area: 'messages', page: activityPage },
   { path: '/sites/:siteId/connectivity', area: 'connectivity', page: connectivityPage },
   { path: '/sites/:siteId/dicom-destinations', area: 'connectivity', page: dicomDestinationsPage },
   { path: '/sites/:siteId/audit', area: 'audit', page: auditPage },
