@@ -29,7 +29,8 @@ export function logRefusedMessage(db: Database, siteId: string, message: Refused
   void (async () => {
     const site = await findSiteById(db, siteId);
     if (!site) return;
-    const context = siteContextFor(site, { kind: 'integration-client', clientId: '', remoteAddress: message.remoteAddress });
+    // No integration client admitted the sender: it acts as an unknown party at its address.
+    const context = siteContextFor(site, { kind: 'anonymous', remoteAddress: message.remoteAddress });
     await db.transaction((tx) =>
       recordMessage(tx, context, {
         protocol: 'hl7v2',
