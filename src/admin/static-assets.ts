@@ -26,6 +26,10 @@ interface Asset {
   etag: string;
 }
 
+function assetOf(name: string, body: Buffer): Asset {
+  return { body, contentType: contentTypes[extname(name)]!, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+}
+
 function loadAssets(root: string): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   const walk = (directory: string) => {
@@ -33,12 +37,7 @@ function loadAssets(root: string): Map<string, Asset> {
       const path = join(directory, name);
       if (statSync(path).isDirectory()) walk(path);
       else if (contentTypes[extname(name)]) {
-        const body = readFileSync(path);
-        assets.set(relative(root, path).split(sep).join('/'), {
-          body,
-          contentType: contentTypes[extname(name)]!,
-          etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
-        });
+        assets.set(relative(root, path).split(sep).join('/'), assetOf(name, readFileSync(path)));
       }
     }
   };
@@ -52,8 +51,18 @@ function send(request: FastifyRequest, reply: FastifyReply, asset: Asset): Fasti
   return reply.send(asset.body);
 }
 
+/**
+ * Libraries the web app loads as published on npm (no build step): served under
+ * /assets/vendor/, read from node_modules at start.
+ */
+const vendorFiles: [string, URL][] = [
+  ['vendor/uplot/uPlot.esm.js', new URL('../../node_modules/uplot/dist/uPlot.esm.js', import.meta.url)],
+  ['vendor/uplot/uPlot.min.css', new URL('../../node_modules/uplot/dist/uPlot.min.css', import.meta.url)],
+];
+
 export function registerStaticAssets(app: FastifyInstance, root = webRoot): void {
   const assets = loadAssets(root);
+  for (const [name, url] of vendorFiles) assets.set(name, assetOf(name, readFileSync(url)));
   const index = assets.get('index.html');
   if (!index) throw new Error(`the web app is missing: no index.html in ${root}`);
   const hidden = { hide: true } as const;

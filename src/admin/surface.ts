@@ -19,6 +19,8 @@ import { registerKeyRoutes } from './routes/key-routes.ts';
 import { registerDicomDestinationRoutes } from './routes/dicom-destination-routes.ts';
 import { registerMessageRoutes } from './routes/message-routes.ts';
 import { registerPatientRoutes } from './routes/patient-routes.ts';
+import { registerRefusedTrafficRoutes } from './routes/refused-traffic-routes.ts';
+import { registerActivityRoutes } from './routes/activity-routes.ts';
 import { registerReportRoutes } from './routes/report-routes.ts';
 import { registerServiceAdminRoutes } from './routes/service-admin-routes.ts';
 import { registerSessionProbe, registerSessionRoutes, registerSignIn } from './routes/session-routes.ts';
@@ -61,6 +63,8 @@ export const adminSurface: HttpSurface = {
       await registerReportRoutes(scope, services);
       await registerViewingTokenRoutes(scope, services);
       await registerMessageRoutes(scope, services);
+      await registerRefusedTrafficRoutes(scope, services);
+      await registerActivityRoutes(scope, services);
       await registerConnectivityRoutes(scope, services);
       await registerDicomDestinationRoutes(scope, services);
       await registerAuditRoutes(scope, services);

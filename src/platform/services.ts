@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
+import type { MessageRerun } from '../domain/messages/message-reprocess.ts';
 import type { Database } from '../storage/database.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
 
@@ -10,4 +11,6 @@ export interface Services {
   logger: Logger;
   /** Prometheus metrics of this process (src/platform/metrics); absent where nothing scrapes (tests, the CLI). */
   metrics?: GatewayMetrics;
+  /** HL7 v2 intake for reprocessing failed messages from the admin surface; absent: not offered. */
+  messageRerun?: MessageRerun;
 }

@@ -6,6 +6,7 @@ import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import { processMetrics } from '../platform/metrics/gateway-metrics.ts';
 import type { Services } from '../platform/services.ts';
+import { hl7v2Rerun } from '../hl7v2/intake/rerun.ts';
 import type { Database } from '../storage/database.ts';
 import { migrate } from '../storage/migrations.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../storage/planner-statistics.ts';
@@ -134,7 +135,7 @@ export async function startGateway(
     // The FHIR definitions take seconds to index and block the event loop while they do: do it
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();
-    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database) };
+    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database), messageRerun: hl7v2Rerun(opened.database, logger.child({ component: 'reprocess' })) };
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {
       const configured = config.ports[port];

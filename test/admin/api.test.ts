@@ -266,7 +266,7 @@ test('messages: the log with ACK codes and problems, paging, and a message with 
   const admin = await signIn(app, (await createTestUser(db.database, site, 'site-admin')).email);
   const S = `/api/sites/${site.siteId}`;
   const empty = await app.inject(as(admin, { url: `${S}/messages` }));
-  assert.deepEqual(empty.json(), { messages: [] });
+  assert.deepEqual(empty.json(), { messages: [], total: 0, total_exact: true });
   for (let i = 1; i <= 3; i++) {
     await db.database.transaction((tx) =>
       recordMessage(tx, site, {
@@ -282,13 +282,14 @@ test('messages: the log with ACK codes and problems, paging, and a message with 
   assert.equal(first.json().messages[0].control_id, 'C3');
   assert.equal(first.json().messages[1].ack_code, 'AE');
   assert.equal(first.json().messages[1].problems[0].message, 'PID-3 is required');
-  const next = await app.inject(as(admin, { url: `${S}/messages?limit=2&before=${first.json().next_before}` }));
+  assert.equal(first.json().total, 3);
+  const next = await app.inject(as(admin, { url: `${S}/messages?limit=2&after=${first.json().next}` }));
   assert.deepEqual(next.json().messages.map((m: { control_id: string }) => m.control_id), ['C1']);
-  assert.equal(next.json().next_before, undefined);
+  assert.equal(next.json().next, undefined);
   const one = await app.inject(as(admin, { url: `${S}/messages/${first.json().messages[1].id}` }));
   assert.equal(one.json().raw, 'MSH|^~\\&|LIS|MAIN\nPID|||P2||Müller^Ann\n');
   assert.equal(one.json().ack, 'MSH|^~\\&|GW\nMSA|AE|C2\n');
-  assert.equal((await app.inject(as(admin, { url: `${S}/messages?before=abc` }))).statusCode, 400);
+  assert.equal((await app.inject(as(admin, { url: `${S}/messages?after=abc` }))).statusCode, 400);
 });
 
 test('connectivity: the public DICOM address from the configuration and the site\'s AE title', async () => {

@@ -24,4 +24,5 @@ export const serviceTablesWithSiteColumn: ReadonlyMap<string, string> = new Map(
   ['api_key', 'a request is authenticated by its key prefix, which is what tells the site'],
   ['integration_client', 'an MLLP connection is matched to a client by its remote address and MSH-3/4 across all sites'],
   ['audit_event', 'service-wide administrative actions (sites, service admins) have no site (site_id null)'],
+  ['refused_traffic', 'refusals are recorded before any site is known (an address no client admits, an unknown AE title or key prefix: site_id null)'],
 ]);

@@ -151,6 +151,22 @@ export function showErrors(element, error) {
   if (!first) summary.setAttribute('tabindex', '-1'), summary.focus();
 }
 
+/**
+ * Marks each field a failed search names, next to the field (a filter form has no summary).
+ * @param {Element} form
+ * @param {{ field: string; message: string }[] | undefined} fields
+ */
+export function markFieldProblems(form, fields) {
+  // After the page is in the document: the form is built before the request that failed.
+  setTimeout(() => {
+    for (const problem of fields ?? []) {
+      const slot = form.querySelector(`[data-error-for="${problem.field}"]`);
+      if (slot) slot.textContent = problem.message;
+      form.querySelector(`[name="${problem.field}"]`)?.setAttribute('aria-invalid', 'true');
+    }
+  }, 0);
+}
+
 /** A sentence for any failure, with the request id of a server fault to quote. */
 /** @param {any} error */
 export function describe(error) {

@@ -36,7 +36,9 @@ const siteLinks = [
   ['/users', 'Users', 'users'],
   ['/keys', 'API keys', 'keys'],
   ['/clients', 'Integration clients', 'clients'],
+  ['/activity', 'Activity', 'messages'],
   ['/messages', 'Messages', 'messages'],
+  ['/refused-traffic', 'Refused traffic', 'messages'],
   ['/connectivity', 'Connectivity', 'connectivity'],
   ['/dicom-destinations', 'DICOM destinations', 'connectivity'],
   ['/audit', 'Audit', 'audit'],
@@ -48,7 +50,7 @@ const siteLinks = [
 export function navigation(user, site, path) {
   /** @type {[string, string][]} */
   const links = [];
-  if (user.role === 'service-admin') links.push(['/sites', 'Sites'], ['/admins', 'Service admins'], ['/audit', 'Service audit']);
+  if (user.role === 'service-admin') links.push(['/sites', 'Sites'], ['/admins', 'Service admins'], ['/audit', 'Service audit'], ['/refused-traffic', 'Refused traffic (all)']);
   if (site) {
     for (const [suffix, text, area] of siteLinks) if (areaAllowed(area, user)) links.push([`/sites/${site.id}${suffix}`, text]);
   }

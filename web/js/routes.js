@@ -10,6 +10,8 @@ import { keysPage } from './pages/keys.js';
 import { messagePage, messagesPage } from './pages/messages.js';
 import { patientPage } from './pages/patient.js';
 import { patientsPage } from './pages/patients.js';
+import { refusedTrafficPage } from './pages/refused-traffic.js';
+import { activityPage } from './pages/activity.js';
 import { siteOverviewPage } from './pages/site-overview.js';
 import { sitesPage } from './pages/sites.js';
 import { studyPage } from './pages/study.js';
@@ -27,6 +29,7 @@ import { worklistPage } from './pages/worklist.js';
 export const routes = [
   { path: '/sites', area: 'sites', page: sitesPage },
   { path: '/audit', area: 'serviceAudit', page: auditPage },
+  { path: '/refused-traffic', area: 'serviceAudit', page: refusedTrafficPage },
   { path: '/admins', area: 'serviceAdmins', page: serviceAdminsPage },
   { path: '/account', area: 'account', page: accountPage },
   { path: '/sites/:siteId', area: 'siteSettings', page: siteOverviewPage },
@@ -39,6 +42,8 @@ export const routes = [
   { path: '/sites/:siteId/patients/:patientId', area: 'worklist', page: patientPage },
   { path: '/sites/:siteId/messages', area: 'messages', page: messagesPage },
   { path: '/sites/:siteId/messages/:messageId', area: 'messages', page: messagePage },
+  { path: '/sites/:siteId/refused-traffic', area: 'messages', page: refusedTrafficPage },
+  { path: '/sites/:siteId/activity', area: 'messages', page: activityPage },
   { path: '/sites/:siteId/connectivity', area: 'connectivity', page: connectivityPage },
   { path: '/sites/:siteId/dicom-destinations', area: 'connectivity', page: dicomDestinationsPage },
   { path: '/sites/:siteId/audit', area: 'audit', page: auditPage },

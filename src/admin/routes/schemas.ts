@@ -183,5 +183,8 @@ export const messageSummarySchema = {
     },
     remote_address: nullableStr,
     received_at: dateTime,
+    patient_identifier: nullableStr,
+    reprocess_of: nullableStr,
+    reprocessed_as: nullableStr,
   },
 } as const;

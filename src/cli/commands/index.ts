@@ -6,6 +6,7 @@ import { keyCommand } from './key.ts';
 import { migrateCommand } from './migrate.ts';
 import { serveCommand } from './serve.ts';
 import { messagesCommand } from './messages.ts';
+import { refusedCommand } from './refused.ts';
 import { reportCommand } from './report.ts';
 import { siteCommand } from './site.ts';
 import { studiesCommand } from './studies.ts';
@@ -80,9 +81,19 @@ export const commands: Record<string, CommandDefinition> = {
     run: auditCommand,
   },
   messages: {
-    usage: ['messages list --site SITE [--limit N] [--before CURSOR]'],
-    actions: ['list'],
-    values: ['site', 'limit', 'before'],
+    usage: [
+      'messages list --site SITE [--from T] [--to T] [--type ADT^A01] [--outcome AA|AE|AR|refused] [--control-id ID] [--patient ID] [--sender MSH3_OR_MSH4] [--transport mllp|http] [--protocol hl7v2|hl7v3] [--sort newest|oldest] [--at T] [--limit N] [--after CURSOR]',
+      'messages reprocess MESSAGE_ID --site SITE   run a failed message again (exit 3: the attempt was not accepted)',
+    ],
+    actions: ['list', 'reprocess'],
+    values: ['site', 'limit', 'after', 'at', 'from', 'to', 'type', 'outcome', 'control-id', 'patient', 'sender', 'transport', 'protocol', 'sort'],
     run: messagesCommand,
+  },
+  refused: {
+    usage: ['refused list [--site SITE | --no-site] [--surface mllp|dicom|http] [--limit N] [--before CURSOR]   refused connections, associations and API keys'],
+    actions: ['list'],
+    values: ['site', 'surface', 'limit', 'before'],
+    flags: ['no-site'],
+    run: refusedCommand,
   },
 };

@@ -16,6 +16,7 @@ import type { StorageLayout } from '../../storage/dicom/layout.ts';
 import type { StoreLimits } from '../../storage/dicom/store-limits.ts';
 import { applicationContextUid } from '../../storage/dicom/uids.ts';
 import { parseAssociateRequest, type AssociateRequest } from '../upper-layer/associate-rq.ts';
+import { recordRefused } from '../../domain/refused-traffic/recorder.ts';
 import { encodeAbort, encodeAssociateAccept, encodeAssociateReject, encodeReleaseResponse } from '../upper-layer/pdu-encode.ts';
 import { PduFramer } from '../upper-layer/pdu-framer.ts';
 import { writeWhenWritable } from '../upper-layer/socket-write.ts';
@@ -155,6 +156,8 @@ export class DicomConnection {
       this.#logger.warn({ result, source, reason }, `association rejected: ${why}`);
       this.#deps.metrics?.dicomAssociation('rejected', why);
       this.#send(encodeAssociateReject(result, source, reason));
+      // Permanent rejections are recorded for operators; transient ones (capacity) are not refusals of the peer.
+      if (result === 1) recordRefused(this.#deps.database, { surface: 'dicom', kind: reason === 7 ? 'dicom-called-ae-unknown' : 'dicom-association-rejected', remoteAddress: this.#remoteAddress, reason: why, details: { called_ae_title: calledAeTitle, calling_ae_title: callingAeTitle } });
       return undefined;
     };
     // PS3.8 9.3.4 table 9-21 gives every (source, reason) pair used below.

@@ -204,3 +204,16 @@ export async function authenticateApiKey(db: Queryable, presented: string | unde
   }
   return { ok: true, keyId: row.key_id, userId: row.user_id, site: toSite(row) };
 }
+
+/**
+ * For recording a refused request (src/domain/refused-traffic): the presented key's public
+ * prefix and, when a key has that prefix, its site. Never the secret. Undefined for text that is
+ * not shaped like a key. Read through the same cache as authentication, so a flood of one
+ * refused key costs no query per request.
+ */
+export async function refusedKeyOrigin(db: Queryable, presented: string | undefined): Promise<{ keyPrefix: string; siteId?: string } | undefined> {
+  const match = presented === undefined ? null : keyPattern.exec(presented.trim());
+  if (!match) return undefined;
+  const row = await findKeyRow(db, match[1]!);
+  return { keyPrefix: `cg_${match[1]}`, ...(row ? { siteId: toSite(row).id } : {}) };
+}

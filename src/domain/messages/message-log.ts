@@ -11,11 +11,19 @@
 import { randomUUID } from 'node:crypto';
 import type { NamedStatement, Queryable, Transaction } from '../../storage/database.ts';
 import type { SiteContext } from '../site-context.ts';
+import { summaryColumns, toSummary, type LoggedMessageSummary, type Row } from './message-row.ts';
+import { searchMessages } from './message-search.ts';
+
+export type { LoggedMessageSummary } from './message-row.ts';
 
 export type MessageProtocol = 'hl7v2' | 'hl7v3';
 export type MessageTransport = 'http' | 'mllp';
-/** processed: applied (AA / CA); error: refused for its content (AE); rejected: refused for its kind or sender (AR). */
-export type MessageOutcome = 'processed' | 'error' | 'rejected';
+/**
+ * processed: applied (AA / CA); error: refused for its content (AE); rejected: refused for its
+ * kind (AR); refused: an MLLP sender whose MSH-3/MSH-4 matched no integration client (AR, never
+ * processed; see refused-message.ts).
+ */
+export type MessageOutcome = 'processed' | 'error' | 'rejected' | 'refused';
 
 /** Who sent which message: the idempotency key within a site. */
 export interface MessageKey {
@@ -52,21 +60,10 @@ export interface NewMessage {
   raw: Uint8Array;
   remoteAddress?: string;
   receivedAt?: Date;
-}
-
-export interface LoggedMessageSummary {
-  id: string;
-  protocol: MessageProtocol;
-  transport: MessageTransport;
-  sendingApplication: string;
-  sendingFacility: string;
-  controlId: string | null;
-  messageType: string;
-  outcome: MessageOutcome;
-  ackCode: string;
-  problems: MessageProblem[];
-  remoteAddress: string | null;
-  receivedAt: string;
+  /** The message's patient (HL7 v2 PID-3, first identifier), for finding a patient's messages. */
+  patientIdentifier?: string;
+  /** Set on a reprocessed attempt: the failed message it re-ran (message-reprocess.ts). */
+  reprocessOf?: string;
 }
 
 export interface LoggedMessage extends LoggedMessageSummary {
@@ -74,65 +71,36 @@ export interface LoggedMessage extends LoggedMessageSummary {
   raw: Buffer;
 }
 
+/** The predicate of the idempotency key's unique index (migration 0740), repeated so that the planner uses it. */
+const idempotencyPredicate = `control_id IS NOT NULL AND reprocess_of IS NULL AND (outcome <> 'refused' OR reprocessed_as IS NOT NULL)`;
+
 export class DuplicateMessageError extends Error {
   override readonly name = 'DuplicateMessageError';
 }
 
-const summaryColumns =
-  'id, seq, protocol, transport, sending_application, sending_facility, control_id, message_type, outcome, ack_code, problems, remote_address, received_at';
-
-interface Row {
-  id: string;
-  seq: string;
-  protocol: MessageProtocol;
-  transport: MessageTransport;
-  sending_application: string;
-  sending_facility: string;
-  control_id: string | null;
-  message_type: string;
-  outcome: MessageOutcome;
-  ack_code: string;
-  problems: MessageProblem[];
-  remote_address: string | null;
-  received_at: Date;
-  ack_text?: string;
-  raw?: Buffer;
-}
-
-function toSummary(row: Row): LoggedMessageSummary {
-  return {
-    id: row.id,
-    protocol: row.protocol,
-    transport: row.transport,
-    sendingApplication: row.sending_application,
-    sendingFacility: row.sending_facility,
-    controlId: row.control_id,
-    messageType: row.message_type,
-    outcome: row.outcome,
-    ackCode: row.ack_code,
-    problems: row.problems,
-    remoteAddress: row.remote_address,
-    receivedAt: row.received_at.toISOString(),
-  };
-}
-
+/**
+ * The message this sender delivered with this control id; when it failed and an operator has
+ * since reprocessed it successfully, the accepted attempt (whose acknowledgement a re-send gets).
+ */
 export async function findLoggedMessage(db: Queryable, site: SiteContext, key: MessageKey): Promise<LoggedMessage | undefined> {
   const { rows } = await db.query<Row>(
     `SELECT ${summaryColumns}, ack_text, raw FROM inbound_message
-      WHERE site_id = $1 AND protocol = $2 AND sending_application = $3 AND sending_facility = $4 AND control_id = $5`,
+      WHERE site_id = $1 AND protocol = $2 AND sending_application = $3 AND sending_facility = $4 AND control_id = $5
+        AND ${idempotencyPredicate}`,
     [site.siteId, key.protocol, key.sendingApplication, key.sendingFacility, key.controlId],
   );
   const row = rows[0];
+  if (row?.reprocessed_as) return (await getMessage(db, site, row.reprocessed_as)) ?? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! };
   return row ? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! } : undefined;
 }
 
 const insertColumns = `site_id, id, protocol, transport, sending_application, sending_facility, control_id,
-       message_type, outcome, ack_code, problems, ack_text, raw, remote_address, received_at`;
+       message_type, outcome, ack_code, problems, ack_text, raw, remote_address, received_at, patient_identifier, reprocess_of`;
 // ON CONFLICT DO NOTHING instead of catching the violation: the caller's transaction stays
 // usable without a savepoint (two round trips fewer per message).
 const insertStatement = `INSERT INTO inbound_message (${insertColumns})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-     ON CONFLICT (site_id, protocol, sending_application, sending_facility, control_id) WHERE control_id IS NOT NULL DO NOTHING`;
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     ON CONFLICT (site_id, protocol, sending_application, sending_facility, control_id) WHERE ${idempotencyPredicate} DO NOTHING`;
 
 /**
  * Writes one log entry in the caller's transaction; throws DuplicateMessageError on a repeated key.
@@ -161,7 +129,18 @@ export async function recordMessage(tx: Transaction, site: SiteContext, message:
     Buffer.from(message.raw),
     message.remoteAddress ?? null,
     message.receivedAt ?? new Date(),
+    message.patientIdentifier ? message.patientIdentifier.slice(0, 200) : null,
+    message.reprocessOf ?? null,
   ];
+  if (message.reprocessOf !== undefined && message.outcome === 'processed') {
+    // The failed message points at its accepted attempt; only one attempt can take that place,
+    // so a second reprocess racing this one rolls back here instead of applying the message twice.
+    const { rowCount } = await tx.query(
+      'UPDATE inbound_message SET reprocessed_as = $3 WHERE site_id = $1 AND id = $2 AND reprocessed_as IS NULL AND outcome <> \'processed\'',
+      [site.siteId, message.reprocessOf, id],
+    );
+    if (rowCount !== 1) throw new DuplicateMessageError('this message was already reprocessed and accepted');
+  }
   let logged: boolean;
   if (alongside.length === 0) {
     const { rowCount } = await tx.query({ name: 'message-log-insert', text: insertStatement, values });
@@ -190,20 +169,10 @@ export interface MessagePage {
   nextBefore?: string;
 }
 
-/** Newest first. `before` is the cursor of a previous page. */
+/** Newest first, unfiltered. `before` is the cursor of a previous page (see searchMessages). */
 export async function listMessages(db: Queryable, site: SiteContext, options: { limit?: number; before?: string } = {}): Promise<MessagePage> {
-  const limit = Math.min(Math.max(Math.trunc(options.limit ?? 50), 1), 500);
-  const before = options.before !== undefined && /^\d{1,18}$/.test(options.before) ? options.before : undefined;
-  const { rows } = await db.query<Row>(
-    `SELECT ${summaryColumns} FROM inbound_message
-      WHERE site_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint)
-      ORDER BY seq DESC LIMIT $3`,
-    [site.siteId, before ?? null, limit + 1],
-  );
-  const page = rows.slice(0, limit);
-  const result: MessagePage = { messages: page.map(toSummary) };
-  if (rows.length > limit) result.nextBefore = page[page.length - 1]!.seq;
-  return result;
+  const page = await searchMessages(db, site, { limit: options.limit ?? 50, ...(options.before !== undefined ? { after: options.before } : {}) }, { count: false });
+  return { messages: page.messages, ...(page.next ? { nextBefore: page.next } : {}) };
 }
 
 /** One message with its raw bytes and acknowledgement; undefined for another site's id. */

@@ -14,6 +14,7 @@ import { buildAck, type AckCode } from '../ack/build-ack.ts';
 import { answerForFailure } from '../ack/error-mapping.ts';
 import type { SupportedCharset } from '../er7/charset.ts';
 import { messageTypeText, readHeader, type MessageHeader } from '../er7/header.ts';
+import { firstSegment, valueOf } from '../er7/message.ts';
 import { parseEr7, type ParseResult } from '../er7/parse.ts';
 import { describeLocation, errorCodeText, type Problem } from '../problems.ts';
 import { applyPlan } from './apply.ts';
@@ -32,6 +33,8 @@ export interface MessageOrigin {
   remoteAddress?: string;
   /** The integration client (MLLP) or API key (HTTP) the message came through. */
   credentialId?: string;
+  /** An operator re-running a failed message: its id in the message log. */
+  reprocessOf?: string;
 }
 
 export interface IntakeInput {
@@ -80,7 +83,9 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
   const parsed = input.parsed ?? parseEr7(input.raw, { defaultCharset: input.defaultCharset, maxBytes: input.maxBytes ?? defaultMaxMessageBytes });
   const message = parsed.message;
   const header = message ? readHeader(message) : undefined;
+  const patientIdentifier = message ? valueOf(firstSegment(message, 'PID'), 3) : '';
   const ackCharset = message?.charset ?? 'UNICODE UTF-8';
+  const logExtras = { ...(patientIdentifier ? { patientIdentifier } : {}), ...(input.origin.reprocessOf ? { reprocessOf: input.origin.reprocessOf } : {}) };
   const base = { recognised: message !== undefined, messageType: header ? messageTypeText(header) : '', controlId: header?.controlId ?? '', ackCharset };
   // A re-sent control id is not looked up first: re-sends are rare, and the message log's unique
   // key (recordMessage) refuses the second copy at the end of the transaction, which then rolls
@@ -119,6 +124,7 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
         ackText: ack,
         raw: input.raw,
         ...(input.origin.remoteAddress ? { remoteAddress: input.origin.remoteAddress } : {}),
+        ...logExtras,
       }, deferred);
       return { ack, problems: all };
     });
@@ -158,6 +164,7 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
             ackText: ack,
             raw: input.raw,
             ...(input.origin.remoteAddress ? { remoteAddress: input.origin.remoteAddress } : {}),
+            ...logExtras,
           }),
         )
         .then(

@@ -12,14 +12,16 @@ import type { Queryable } from '../../storage/database.ts';
 
 export type Authorization =
   | { kind: 'authorized'; client: IntegrationClient; site: Site }
-  | { kind: 'refused'; reason: string };
+  /** siteId: the site concerned, when every client admitting the address is of one site. */
+  | { kind: 'refused'; reason: string; siteId?: string };
 
 export async function authorizeSender(db: Queryable, remoteAddress: string, sendingApplication: string, sendingFacility: string): Promise<Authorization> {
   const byAddress = await mllpRegistrationsForAddress(db, remoteAddress);
   if (byAddress.length === 0) return { kind: 'refused', reason: `no integration client admits address ${remoteAddress}` };
   const matching = byAddress.filter(({ client }) => matchesSender(client, sendingApplication, sendingFacility));
+  const sites = new Set(byAddress.map(({ site }) => site.id));
   if (matching.length === 0) {
-    return { kind: 'refused', reason: `sender not authorized: MSH-3 "${sendingApplication}" / MSH-4 "${sendingFacility}" match no integration client for this address` };
+    return { kind: 'refused', ...(sites.size === 1 ? { siteId: [...sites][0]! } : {}), reason: `sender not authorized: MSH-3 "${sendingApplication}" / MSH-4 "${sendingFacility}" match no integration client for this address` };
   }
   // One site's registration never overrides another's (issue 26 point 1): a sender that clients
   // of two sites match is refused, however specific either is. Registration refuses such overlaps

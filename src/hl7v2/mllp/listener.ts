@@ -18,6 +18,7 @@ import { parseEr7 } from '../er7/parse.ts';
 import { defaultMaxMessageBytes, ingestHl7v2 } from '../intake/intake.ts';
 import { errorCodes, error } from '../problems.ts';
 import { addressIsRegistered, authorizeSender } from './authorize.ts';
+import { recordRefusedAddress, recordRefusedSender } from './refused-sender.ts';
 import { frame, FrameScanner, type ScanEvent } from './frame-scanner.ts';
 import { unmapIpv4 } from '../../domain/clients/ip-allow-list.ts';
 import { FairConnectionSlots } from '../../platform/fair-connection-slots.ts';
@@ -184,6 +185,7 @@ class Connection {
       (known) => {
         if (!known) {
           this.#logger.warn('MLLP connection from an address no integration client admits; closed');
+          recordRefusedAddress(this.#services.database, this.#remote);
           socket.destroy();
         }
       },
@@ -316,7 +318,9 @@ class Connection {
     const header = readHeader(first.message);
     const refuse = (text: string, problem = error(errorCodes.unknownKeyIdentifier, text, { segment: 'MSH', sequence: 1, field: 3 })) => {
       this.#services.metrics?.hl7v2Message('mllp', `${header.messageCode}^${header.triggerEvent}`, problem.code === errorCodes.applicationInternalError ? 'AR' : 'refused');
-      this.#write(buildAck({ message: first.message, code: 'AR', text: text.slice(0, 80), problems: [problem] }), first.message!.charset);
+      const ack = buildAck({ message: first.message, code: 'AR', text: text.slice(0, 80), problems: [problem] });
+      this.#write(ack, first.message!.charset);
+      return ack;
     };
     let authorization;
     try {
@@ -329,7 +333,8 @@ class Connection {
     }
     if (authorization.kind === 'refused') {
       this.#logger.warn({ controlId: header.controlId, sendingApplication: header.sendingApplication, sendingFacility: header.sendingFacility }, authorization.reason);
-      refuse(authorization.reason);
+      const ackText = refuse(authorization.reason);
+      recordRefusedSender(this.#services.database, authorization, this.#remote, { raw: payload, message: first.message, header, ackText });
       return;
     }
     const { client, site } = authorization;

@@ -1,7 +1,7 @@
 // @ts-check
 import { get, query } from '../api.js';
 import { badge, formatDate, h } from '../dom.js';
-import { field, filterForm } from '../forms.js';
+import { field, filterForm, markFieldProblems } from '../forms.js';
 import { emptyState, table } from '../widgets.js';
 
 const pageSize = 25;
@@ -45,16 +45,8 @@ export async function worklistPage(context) {
     failure = error;
     result = { studies: [], total: 0 };
   }
-  if (failure) {
-    // Show a filter problem next to its field instead of failing the page.
-    setTimeout(() => {
-      for (const problem of failure.fields ?? []) {
-        const slot = form.querySelector(`[data-error-for="${problem.field}"]`);
-        if (slot) slot.textContent = problem.message;
-        form.querySelector(`[name="${problem.field}"]`)?.setAttribute('aria-invalid', 'true');
-      }
-    }, 0);
-  }
+  // Show a filter problem next to its field instead of failing the page.
+  if (failure) markFieldProblems(form, failure.fields);
   const filtered = Object.keys(filters).length > 0;
   const rows = result.studies.map((/** @type {any} */ study) => [
     formatDate(study.study_date),
