@@ -1,7 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
-import { prepareNode, recoverTemporaryFiles, withNodeIdentity, type ListeningSurface, type PreparedNode } from './gateway.ts';
+import type { ListeningSurface } from './listening-surface.ts';
+import { prepareNode, recoverTemporaryFiles, withNodeIdentity, type PreparedNode } from './node-preparation.ts';
 import { openDatabase, type OpenedDatabase } from './open-database.ts';
 import { acquireServiceLock } from './service-lock.ts';
 
