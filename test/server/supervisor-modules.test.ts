@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 
 // A node with workers runs a supervisor that serves nothing: it must not load the surfaces, the
 // HTTP framework, the FHIR definitions or the password estimator, each of which costs resident
-// memory in every process that holds it (docs/performance.md, "Memory of a node with workers").
+// memory in every process that holds it (docs/architecture/performance.md, "Memory of a node with workers").
 const exec = promisify(execFile);
 const root = new URL('../../', import.meta.url);
 
