@@ -9,6 +9,7 @@ import type { GatewayProcess } from '../lib/gateway-process.ts';
 import { progress } from '../lib/log.ts';
 import { monitored } from '../lib/process-monitor.ts';
 import { benchHost } from '../lib/ports.ts';
+import { gatewayWatched } from './fhir.ts';
 import type { ProvisionedSite } from '../lib/provision.ts';
 import { Series } from '../report/series.ts';
 import type { BenchContext } from './context.ts';
@@ -33,9 +34,9 @@ export async function runExportScenario(context: BenchContext, targets: ExportTa
   const url = `http://${benchHost}:${targets.fhirPort}`;
   const headers = { 'x-api-key': targets.main.apiKey, accept: 'application/fhir+json' };
   for (let run = 1; run <= context.options.runs; run++) {
-    const exported = await monitored(targets.gateway.pid, () => exportOnce(url, headers));
+    const exported = await monitored(gatewayWatched(targets.gateway), () => exportOnce(url, headers));
     gateway.add({ throughput: exported.result.count / exported.result.seconds, failed: 0 }, exported.usage);
-    const copied = await monitored(targets.gateway.pid, () => copyOnce(targets.gateway.databaseUrl, targets.main.id, join(context.workDir, 'export-baseline.txt')));
+    const copied = await monitored(gatewayWatched(targets.gateway), () => copyOnce(targets.gateway.databaseUrl, targets.main.id, join(context.workDir, 'export-baseline.txt')));
     baseline.add({ throughput: copied.result.count / copied.result.seconds, failed: 0 }, copied.usage);
     if (copied.result.count !== exported.result.count) gateway.note(`the export wrote ${exported.result.count} Observations, COPY ${copied.result.count}`);
     progress(`fhir.export run ${run}: ${exported.result.count} Observations, ${(exported.result.count / exported.result.seconds).toFixed(0)} resources/s; COPY ${(copied.result.count / copied.result.seconds).toFixed(0)} rows/s`);

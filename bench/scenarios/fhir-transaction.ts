@@ -6,7 +6,7 @@ import { benchHost } from '../lib/ports.ts';
 import { runHttpLoad } from '../load/http-load.ts';
 import { Series } from '../report/series.ts';
 import { randomInt, type BenchContext } from './context.ts';
-import type { FhirTargets } from './fhir.ts';
+import { gatewayWatched, type FhirTargets } from './fhir.ts';
 
 /**
  * Issue 22 point 7: a 100-entry transaction Bundle (a patient upserted with ifNoneExist and 99
@@ -80,10 +80,10 @@ export async function runFhirTransactionScenario(context: BenchContext, targets:
     const separate = new Series('fhir.transaction-100', 'one-by-one', connections, 'resources/s', targets.gateway.workers);
     context.series.push(transaction, separate);
     for (let run = 1; run <= context.options.runs; run++) {
-      const measured = await monitored(targets.gateway.pid, () => bundles(connections, seconds));
+      const measured = await monitored(gatewayWatched(targets.gateway), () => bundles(connections, seconds));
       const result = measured.result;
       transaction.add({ throughput: result.requestsPerSecond * bundleSize, p50: result.p50, p95: result.p95, p99: result.p99, failed: result.failed }, measured.usage);
-      const base = await monitored(targets.gateway.pid, () => single(connections, seconds));
+      const base = await monitored(gatewayWatched(targets.gateway), () => single(connections, seconds));
       separate.add({ throughput: base.result.requestsPerSecond, p50: base.result.p50, p95: base.result.p95, p99: base.result.p99, failed: base.result.failed }, base.usage);
       for (const [series, figures] of [[transaction, result], [separate, base.result]] as const) {
         const bad = Object.entries(figures.statusCodes).filter(([status]) => !status.startsWith('2'));

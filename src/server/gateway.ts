@@ -1,30 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
-import { recoverNodeTemporaryFolders } from '../dicom/transfer-recovery.ts';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import { processMetrics } from '../platform/metrics/gateway-metrics.ts';
 import type { Services } from '../platform/services.ts';
 import { hl7v2Rerun } from '../hl7v2/intake/rerun.ts';
-import type { Database } from '../storage/database.ts';
-import { migrate } from '../storage/migrations.ts';
-import { startPlannerStatistics, type PlannerStatistics } from '../storage/planner-statistics.ts';
 import { startBulkExportWorker, type BulkExportWorker } from './bulk-export-worker.ts';
 import { startDataAccessRetention, type DataAccessRetention } from './data-access-retention.ts';
-import { ensureInitialAdmin } from './first-run.ts';
-import { identifyNode } from './node-identity.ts';
-import { acquireNodeLease } from './node-lease.ts';
+import type { ListeningSurface } from './listening-surface.ts';
+import { prepareNode, recoverTemporaryFiles, withNodeIdentity, type PreparedNode } from './node-preparation.ts';
 import { openDatabase, type OpenedDatabase } from './open-database.ts';
 import { acquireServiceLock } from './service-lock.ts';
 import { surfaceCatalogue, type RunningListener, type SurfaceCatalogue } from './surfaces.ts';
 
-export interface ListeningSurface {
-  name: string;
-  protocol: 'http' | 'https' | 'mllp' | 'dicom';
-  host: string;
-  port: number;
-}
+export type { ListeningSurface } from './listening-surface.ts';
 
 export interface RunningGateway {
   services: Services;
@@ -38,60 +28,6 @@ export interface RunningGateway {
  * jobs (src/server/supervisor.ts), with a share of the connection pool.
  */
 export type GatewayRole = { kind: 'single' } | { kind: 'worker'; maxConnections: number; searchConnections: number };
-
-export interface PreparedNode {
-  /** Stops the planner statistics and gives the node id's lease up. */
-  stop(): Promise<void>;
-}
-
-/**
- * What runs once per node before any surface accepts: migrations, the node id's lease, the
- * first-run admin, planner statistics. Each is safe against another node doing the same at the
- * same moment (advisory locks, idempotent SQL; docs/architecture/scale-out.md).
- */
-export async function prepareNode(database: Database, config: GatewayConfig, logger: Logger, kind: OpenedDatabase['kind']): Promise<PreparedNode> {
-  const report = await migrate(database);
-  logger.info({ applied: report.applied, database: kind }, 'database ready');
-  // Before anything touches the node's files in the shared storage (recovery comes after this).
-  const lease = await acquireNodeLease(database, config.nodeId!, logger, () => process.kill(process.pid, 'SIGTERM'));
-  try {
-    await ensureInitialAdmin(database, config.dataDir, logger);
-  } catch (error) {
-    await lease.release();
-    throw error;
-  }
-  const storageLogger = logger.child({ component: 'storage' });
-  const statistics: PlannerStatistics = startPlannerStatistics(database, { log: (level, details, message) => storageLogger[level](details, message) });
-  return {
-    async stop() {
-      await statistics.stop();
-      await lease.release();
-    },
-  };
-}
-
-/**
- * The node's id (CG_NODE_ID or the one kept in the data directory), logged at every start; the
- * data directory must be locked first, since the kept id lives there.
- */
-export function withNodeIdentity(config: GatewayConfig, logger: Logger, lock: { release(): void }): GatewayConfig {
-  let identity;
-  try {
-    identity = identifyNode(config);
-  } catch (error) {
-    lock.release();
-    throw error;
-  }
-  logger.info({ node: identity.id, source: identity.source, dicomStorage: config.dicomStorageDir }, `node ${identity.id} (${identity.source === 'CG_NODE_ID' ? 'CG_NODE_ID' : `kept in ${identity.file}`}); DICOM storage in ${config.dicomStorageDir}`);
-  return { ...config, nodeId: identity.id };
-}
-
-/** Start-up recovery of this node's DICOM temporary files, before any listener of the node stores. */
-export async function recoverTemporaryFiles(services: Services): Promise<void> {
-  if (services.config.ports.dicom === undefined) return;
-  const removed = await recoverNodeTemporaryFolders(services, services.config.nodeId!);
-  if (removed > 0) services.logger.warn({ surface: 'dicom', removed }, 'removed unfinished transfers left by a previous run');
-}
 
 /**
  * The composition root: storage first, then every enabled surface; stop() runs the same list

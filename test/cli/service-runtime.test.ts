@@ -10,5 +10,5 @@ test('every way of starting the service passes the same Node options', () => {
   assert.equal(shebang, `#!/usr/bin/env -S node ${serviceNodeOptions.join(' ')}`);
   const scripts = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).scripts as Record<string, string>;
   // exec: the shell npm runs the script in gives way to Node, so a SIGTERM sent to npm reaches the service.
-  assert.equal(scripts.start, `exec node ${serviceNodeOptions.join(' ')} src/cli/main.ts serve`);
+  assert.equal(scripts.start, `exec node ${serviceNodeOptions.join(' ')} bin/clinical-gateway.js serve`);
 });

@@ -1,20 +1,14 @@
-import type { CommandDefinition } from '../command.ts';
-import { auditCommand } from './audit.ts';
-import { clientCommand } from './client.ts';
-import { dicomDestinationCommand } from './dicom-destination.ts';
-import { keyCommand } from './key.ts';
-import { migrateCommand } from './migrate.ts';
-import { serveCommand } from './serve.ts';
-import { messagesCommand } from './messages.ts';
-import { refusedCommand } from './refused.ts';
-import { reportCommand } from './report.ts';
-import { siteCommand } from './site.ts';
-import { studiesCommand } from './studies.ts';
-import { userCommand } from './user.ts';
+import type { CommandContext, CommandDefinition } from '../command.ts';
+
+// Each command's module (and what it imports) is loaded only when that command runs: `serve`
+// with several workers keeps a supervisor that must not hold every other command's code.
+function loaded<M>(load: () => Promise<M>, pick: (module: M) => CommandDefinition['run']): CommandDefinition['run'] {
+  return async (context: CommandContext) => pick(await load())(context);
+}
 
 export const commands: Record<string, CommandDefinition> = {
-  serve: { usage: ['serve                      start every enabled surface'], actions: [], values: [], run: serveCommand },
-  migrate: { usage: ['migrate                    apply database migrations and exit'], actions: [], values: [], run: migrateCommand },
+  serve: { usage: ['serve                      start every enabled surface'], actions: [], values: [], run: loaded(() => import('./serve.ts'), (module) => module.serveCommand) },
+  migrate: { usage: ['migrate                    apply database migrations and exit'], actions: [], values: [], run: loaded(() => import('./migrate.ts'), (module) => module.migrateCommand) },
   site: {
     usage: [
       'site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip] [--time-zone TZ]',
@@ -24,19 +18,19 @@ export const commands: Record<string, CommandDefinition> = {
     actions: ['create', 'update', 'list'],
     values: ['name', 'ae-title', 'time-zone'],
     flags: ['patient-put-creates', 'allow-any-ip'],
-    run: siteCommand,
+    run: loaded(() => import('./site.ts'), (module) => module.siteCommand),
   },
   user: {
     usage: ['user create --site SITE --email E [--role admin|clinician|service-admin] [--password P]', 'user list [--site SITE]'],
     actions: ['create', 'list'],
     values: ['site', 'email', 'role', 'password'],
-    run: userCommand,
+    run: loaded(() => import('./user.ts'), (module) => module.userCommand),
   },
   key: {
     usage: ['key create --site SITE --user USER [--label L]', 'key revoke KEY_ID', 'key list --site SITE'],
     actions: ['create', 'revoke', 'list'],
     values: ['site', 'user', 'label'],
-    run: keyCommand,
+    run: loaded(() => import('./key.ts'), (module) => module.keyCommand),
   },
   client: {
     usage: [
@@ -47,7 +41,7 @@ export const commands: Record<string, CommandDefinition> = {
     actions: ['create', 'update', 'list'],
     values: ['site', 'name', 'protocol', 'allowed-ips', 'sending-application', 'sending-facility', 'default-charset', 'time-zone'],
     flags: ['approve-overlap'],
-    run: clientCommand,
+    run: loaded(() => import('./client.ts'), (module) => module.clientCommand),
   },
   'dicom-destination': {
     usage: [
@@ -57,19 +51,19 @@ export const commands: Record<string, CommandDefinition> = {
     ],
     actions: ['create', 'list', 'delete'],
     values: ['site', 'ae-title', 'host', 'port'],
-    run: dicomDestinationCommand,
+    run: loaded(() => import('./dicom-destination.ts'), (module) => module.dicomDestinationCommand),
   },
   studies: {
     usage: ['studies list --site SITE [--from DATE] [--to DATE] [--modality M] [--patient P] [--limit N]'],
     actions: ['list'],
     values: ['site', 'from', 'to', 'modality', 'patient', 'limit'],
-    run: studiesCommand,
+    run: loaded(() => import('./studies.ts'), (module) => module.studiesCommand),
   },
   report: {
     usage: ['report create --site SITE --study STUDY_UID --text T [--status draft|completed] [--author USER]'],
     actions: ['create'],
     values: ['site', 'study', 'text', 'status', 'author'],
-    run: reportCommand,
+    run: loaded(() => import('./report.ts'), (module) => module.reportCommand),
   },
   audit: {
     usage: [
@@ -78,7 +72,7 @@ export const commands: Record<string, CommandDefinition> = {
     ],
     actions: ['list', 'purge'],
     values: ['site', 'patient', 'user', 'key', 'since', 'until', 'limit', 'before'],
-    run: auditCommand,
+    run: loaded(() => import('./audit.ts'), (module) => module.auditCommand),
   },
   messages: {
     usage: [
@@ -87,13 +81,13 @@ export const commands: Record<string, CommandDefinition> = {
     ],
     actions: ['list', 'reprocess'],
     values: ['site', 'limit', 'after', 'at', 'from', 'to', 'type', 'outcome', 'control-id', 'patient', 'sender', 'transport', 'protocol', 'sort'],
-    run: messagesCommand,
+    run: loaded(() => import('./messages.ts'), (module) => module.messagesCommand),
   },
   refused: {
     usage: ['refused list [--site SITE | --no-site] [--surface mllp|dicom|http] [--limit N] [--before CURSOR]   refused connections, associations and API keys'],
     actions: ['list'],
     values: ['site', 'surface', 'limit', 'before'],
     flags: ['no-site'],
-    run: refusedCommand,
+    run: loaded(() => import('./refused.ts'), (module) => module.refusedCommand),
   },
 };

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { loadConfig } from '../../config/env.ts';
 import { answerClusterScrapes } from '../../platform/metrics/cluster-scrape.ts';
-import { startGateway, type ListeningSurface } from '../../server/gateway.ts';
+import type { ListeningSurface } from '../../server/listening-surface.ts';
 import { createLogger } from '../../server/logger.ts';
 import { startSupervisor, workerPoolSize, workerSearchPoolSize, type WorkerListeningMessage } from '../../server/supervisor.ts';
 import type { CommandContext } from '../command.ts';
@@ -16,7 +16,10 @@ const shutdownDeadlineMs = 10_000;
 export async function serveCommand({ json }: CommandContext): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // The supervisor of several workers serves nothing itself: only the processes that do load the
+  // surfaces (about 80 MB of modules a process; docs/performance.md).
   if (cluster.isWorker) {
+    const { startGateway } = await import('../../server/gateway.ts');
     const gateway = await startGateway(config, logger, undefined, {
       kind: 'worker',
       maxConnections: workerPoolSize(config.workers),
@@ -30,7 +33,7 @@ export async function serveCommand({ json }: CommandContext): Promise<void> {
   }
   // The workers' metrics are scraped through the supervisor (src/platform/metrics/cluster-scrape.ts).
   if (config.workers > 1) answerClusterScrapes();
-  const service = config.workers > 1 ? await startSupervisor(config, logger) : await startGateway(config, logger);
+  const service = config.workers > 1 ? await startSupervisor(config, logger) : await (await import('../../server/gateway.ts')).startGateway(config, logger);
   announce(service.listening, logger, json ? undefined : config.dataDir);
   stopOnSignals(logger, service.stop, 'killWorkers' in service ? service.killWorkers : undefined);
 }

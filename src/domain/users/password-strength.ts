@@ -5,9 +5,12 @@
  * English dictionaries: it finds dictionary words, l33t spellings, repeats, sequences and dates
  * inside a password, not only whole-list matches, and estimates the guesses an attacker needs.
  */
-import { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import * as common from '@zxcvbn-ts/language-common';
-import * as english from '@zxcvbn-ts/language-en';
+import { createRequire } from 'node:module';
+import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
+
+// Loaded on first use, not at import: the dictionaries hold about 30 MB resident in every process
+// that imports the users module (each worker, the supervisor), most of which never sets a password.
+const require = createRequire(import.meta.url);
 
 /**
  * zxcvbn's score 3: about 10^8 guesses or more ("safely unguessable: moderate protection from an
@@ -19,7 +22,11 @@ let estimator: ZxcvbnFactory | undefined;
 
 function strengthEstimator(): ZxcvbnFactory {
   // The dictionaries take tens of milliseconds to load: only when a password is first set.
-  estimator ??= new ZxcvbnFactory({
+  if (estimator) return estimator;
+  const { ZxcvbnFactory } = require('@zxcvbn-ts/core') as typeof import('@zxcvbn-ts/core');
+  const common = require('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
+  const english = require('@zxcvbn-ts/language-en') as typeof import('@zxcvbn-ts/language-en');
+  estimator = new ZxcvbnFactory({
     dictionary: { ...common.dictionary, ...english.dictionary },
     graphs: common.adjacencyGraphs,
     translations: english.translations,

@@ -63,7 +63,9 @@ export async function createUser(db: Queryable, input: CreateUserInput, actor: A
   }
   const generatedPassword = input.password === undefined ? generatePassword() : undefined;
   const password = input.password ?? generatedPassword!;
-  const weakness = validatePasswordStrength(password, email);
+  // A generated password is 144 random bits: nothing to estimate, and the estimator's dictionaries
+  // (about 40 MB resident) stay unloaded in a process that only creates the first-run admin.
+  const weakness = generatedPassword === undefined ? validatePasswordStrength(password, email) : undefined;
   if (weakness) throw new DomainError('invalid', weakness, [{ message: weakness, location: 'password' }]);
   try {
     const { rows } = await db.query<UserRow>(
