@@ -13,6 +13,7 @@ import { StorageLayout } from '../storage/dicom/layout.ts';
 import { storeLimits } from '../storage/dicom/store-limits.ts';
 import { webWorkerTemporaryFolder } from '../storage/dicom/temporary-folders.ts';
 import { registerQidoRoutes } from './qido-routes.ts';
+import { registerRenderedRoutes } from './rendered-routes.ts';
 import { registerStowRoutes } from './stow-routes.ts';
 import { registerWadoRoutes } from './wado-routes.ts';
 
@@ -41,6 +42,7 @@ export const dicomwebSurface: HttpSurface = {
     const limits = storeLimits(services.config.dicomStorageDir, maxInstanceBytes, minFreeDiskBytes);
     registerQidoRoutes(app, services);
     registerWadoRoutes(app, services);
+    registerRenderedRoutes(app, services);
     registerStowRoutes(app, services, { layout, storeLimits: limits, maxBodyBytes: services.config.limits.dicomweb.maxStowBytes });
   },
 };
