@@ -21,6 +21,11 @@ export const renderableTransferSyntaxes: ReadonlySet<string> = new Set(Object.va
 
 const voiLutFunctionKeyword = { linear: 'LINEAR', 'linear-exact': 'LINEAR_EXACT', sigmoid: 'SIGMOID' } as const;
 
+interface DcmjsLog {
+  setLevel(level: string): void;
+  getLogger(name: string): DcmjsLog;
+}
+
 let decodersReady: Promise<void> | undefined;
 
 /** Loads the WebAssembly codecs once per thread, and quiets the parsers' per-element warnings. */
@@ -30,7 +35,11 @@ export function prepareDecoders(): Promise<void> {
     // dcmjs-imaging and its codecs parse with their own copies of dcmjs, which log odd VRs to the console.
     const imagingRequire = createRequire(import.meta.resolve('dcmjs-imaging'));
     const codecsRequire = createRequire(imagingRequire.resolve('dcmjs-codecs'));
-    for (const load of [imagingRequire, codecsRequire]) (load('dcmjs') as { log?: { setLevel(level: string): void } }).log?.setLevel('silent');
+    for (const load of [imagingRequire, codecsRequire]) {
+      const { log } = load('dcmjs') as { log?: DcmjsLog };
+      log?.setLevel('silent');
+      log?.getLogger('validation.dcmjs').setLevel('silent');
+    }
     await NativePixelDecoder.initializeAsync();
   })();
   return decodersReady;
