@@ -27,7 +27,8 @@ export const dicomwebSurface: HttpSurface = {
   title: 'Clinical Gateway DICOMweb',
   description:
     "QIDO-RS, WADO-RS and STOW-RS (DICOM PS3.18) over the API key's site's studies. Instances are retrieved exactly as stored " +
-    '(no transcoding) and stored through the same path as C-STORE on the DICOM listener. Authenticate with X-API-Key.',
+    '(no transcoding) and stored through the same path as C-STORE on the DICOM listener; instances, frames and thumbnails are ' +
+    'also rendered as JPEG or PNG. Authenticate with X-API-Key.',
   auth: 'api-key',
   renderError: renderJsonError,
   async register(app: FastifyInstance, services: Services) {
