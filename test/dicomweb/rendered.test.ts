@@ -144,6 +144,13 @@ test('window, viewport, quality, frames and thumbnails at each level', async () 
     assert.equal(response.status, 200);
     return (await pixels(Buffer.from(await response.arrayBuffer()))).data;
   };
+  // A later frame of an uncompressed multi-frame instance (read alone) matches dcmtk's rendering of it.
+  const dose = await stored('rtdose.dcm');
+  const doseFrame = await get(dose.key, `${instancePath(dose.uids)}/frames/15/rendered`);
+  assert.equal(doseFrame.status, 200);
+  const doseDifference = meanAbsoluteDifference((await pixels(Buffer.from(await doseFrame.arrayBuffer()))).data, await dcmtkRendering('rtdose.dcm', ['+Wm', '+F', '15']));
+  assert.ok(doseDifference <= 1, `rtdose frame 15: mean absolute difference ${doseDifference.toFixed(2)} from dcmj2pnm`);
+
   // The first pixel is red in frame 1 and its complement, cyan, in frame 2.
   assert.deepEqual([...(await frame(1)).subarray(0, 3)], [255, 0, 0]);
   assert.deepEqual([...(await frame(2)).subarray(0, 3)], [0, 255, 255]);

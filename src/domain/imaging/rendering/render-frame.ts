@@ -4,13 +4,15 @@
  * colour, YBR conversions, planar configuration, bits stored and sign) are dcmjs-imaging's, whose
  * WebAssembly codecs (dcmjs-codecs: libjpeg-turbo 8/12-bit, IJG lossless, CharLS, OpenJPEG,
  * OpenJPH) cover every compressed transfer syntax the service stores; scaling and encoding are
- * sharp's (libvips). Synchronous decoding is CPU-bound: this runs in a render worker thread
+ * sharp's (libvips). An uncompressed little-endian frame is read alone (native-frame.ts); other
+ * files are read whole, up to renderLimits.maxSourceBytes. Synchronous decoding is CPU-bound: this runs in a render worker thread
  * (render-pool.ts), never on the event loop of a serving process.
  */
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import dcmjsImaging from 'dcmjs-imaging';
 import sharp from 'sharp';
+import { readNativeFrame } from './native-frame.ts';
 import { decodeRleFrame } from './rle-frame.ts';
 import { CannotRenderError, renderLimits, type RenderedImage, type RenderOptions } from './render-options.ts';
 
@@ -47,11 +49,23 @@ export function prepareDecoders(): Promise<void> {
 
 export async function renderStoredFrame(path: string, options: RenderOptions): Promise<RenderedImage> {
   await prepareDecoders();
-  const file = await readFile(path);
-  if (file.byteLength > renderLimits.maxSourceBytes) throw new CannotRenderError('too-large', `instances over ${renderLimits.maxSourceBytes} bytes are not rendered: retrieve the instance`);
-  let image = openImage(file);
-  const { width, height } = checkedFrame(image, options.frameNumber);
+  let image: Image;
   let frameIndex = options.frameNumber - 1;
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    const nativeFrame = await readNativeFrame(handle, size, options.frameNumber);
+    if (nativeFrame) {
+      image = nativeFrame;
+      frameIndex = 0;
+    } else {
+      if (size > renderLimits.maxSourceBytes) throw new CannotRenderError('too-large', `compressed instances over ${renderLimits.maxSourceBytes} bytes are not rendered: retrieve the instance`);
+      image = openImage(await handle.readFile());
+    }
+  } finally {
+    await handle.close();
+  }
+  const { width, height } = checkedFrame(image, frameIndex + 1);
   if (image.getTransferSyntaxUid() === rleLossless) {
     image = decodedRleImage(image, frameIndex);
     frameIndex = 0;

@@ -38,11 +38,13 @@ export interface RenderedImage {
 }
 
 /**
- * Bounds of one rendering. A stored file is read whole to decode it, and a frame is decoded whole
- * into 4 bytes a pixel before it is scaled, so both the file and the frame are capped; anything
- * larger is refused (406) rather than allowed to take the process's memory.
+ * Bounds of one rendering. A compressed or deflated file is read whole to decode it (an
+ * uncompressed little-endian one only up to its frame), and a frame is decoded whole into 4 bytes
+ * a pixel before it is scaled, so such files and every frame are capped; anything larger is
+ * refused (406) rather than allowed to take the process's memory.
  */
 export const renderLimits = {
+  /** Files read whole: every transfer syntax but Implicit and Explicit VR Little Endian. */
   maxSourceBytes: 128 * 1024 * 1024,
   /** 48 megapixels: a 6,900 x 6,900 digital radiograph still renders (about 190 MB of RGBA). */
   maxFramePixels: 48 * 1024 * 1024,
