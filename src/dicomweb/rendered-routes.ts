@@ -6,7 +6,7 @@
  * 406 saying why; a frame the instance does not have is a 404; busy renderers a 503.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { retrievableInstances, type RetrievableInstance } from '../domain/imaging/query/retrievable.ts';
+import { countRetrievable, retrievableInstances, type RetrievableInstance } from '../domain/imaging/query/retrievable.ts';
 import { renderStoredInstance } from '../domain/imaging/rendering/render-stored-instance.ts';
 import { CannotRenderError, type RenderedImage } from '../domain/imaging/rendering/render-options.ts';
 import { representativeInstance } from '../domain/imaging/rendering/representative-instance.ts';
@@ -131,8 +131,7 @@ async function instanceToRender(services: Services, request: FastifyRequest<{ Pa
   }
   const chosen = await representativeInstance(services.database, site, { studyInstanceUid, ...(seriesInstanceUid ? { seriesInstanceUid } : {}) });
   if (chosen) return chosen;
-  for await (const _ of retrievableInstances(services.database, site, { studyInstanceUids: studyInstanceUid, ...(seriesInstanceUid ? { seriesInstanceUids: seriesInstanceUid } : {}) })) {
-    throw new HttpProblem(406, 'not-acceptable', `the ${level.toLowerCase()} has no instance with images to show`);
-  }
+  const held = await countRetrievable(services.database, site, { studyInstanceUids: studyInstanceUid, ...(seriesInstanceUid ? { seriesInstanceUids: seriesInstanceUid } : {}) });
+  if (held > 0) throw new HttpProblem(406, 'not-acceptable', `the ${level.toLowerCase()} has no instance with images to show`);
   throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
 }
