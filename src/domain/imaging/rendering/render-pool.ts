@@ -82,7 +82,6 @@ export class RenderPool {
   #startWorker(): Slot | undefined {
     if (this.#slots.length >= this.#options.threads) return undefined;
     const worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: 512 } });
-    worker.unref();
     let markReady: () => void = () => undefined;
     const slot: Slot = { worker, ready: new Promise<void>((resolve) => (markReady = resolve)) };
     worker.on('message', (message: RenderReply | { ready: true }) => {
@@ -91,6 +90,8 @@ export class RenderPool {
     });
     worker.on('error', (error) => this.#lost(slot, error));
     worker.on('exit', () => this.#lost(slot, new Error('the render worker stopped')));
+    // After the listeners (adding one refs the worker again): an idle pool never keeps a process alive.
+    worker.unref();
     this.#slots.push(slot);
     return slot;
   }
