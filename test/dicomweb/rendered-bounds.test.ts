@@ -90,3 +90,12 @@ test('a render that overruns its time is stopped with a clear refusal; a worker 
   const patient = pool(1, 4, 30_000);
   assert.equal((await patient.render(ct, png)).width, 128);
 });
+
+test('a process that has rendered exits by itself: idle render threads hold nothing open', () => {
+  const pool = new URL('../../src/domain/imaging/rendering/render-pool.ts', import.meta.url).href;
+  const script = `const { sharedRenderPool } = await import(${JSON.stringify(pool)});
+const image = await sharedRenderPool().render(${JSON.stringify(ct)}, { mediaType: 'image/jpeg', frameNumber: 1, quality: 90 });
+console.log(image.width);`;
+  const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 60_000, encoding: 'utf8' });
+  assert.equal(output.trim(), '128');
+});

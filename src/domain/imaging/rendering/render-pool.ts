@@ -81,7 +81,8 @@ export class RenderPool {
 
   #startWorker(): Slot | undefined {
     if (this.#slots.length >= this.#options.threads) return undefined;
-    const worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: 512 } });
+    // No inherited process flags: some (--input-type, --eval) are refused by a worker started from a file.
+    const worker = new Worker(workerUrl, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 512 } });
     let markReady: () => void = () => undefined;
     const slot: Slot = { worker, ready: new Promise<void>((resolve) => (markReady = resolve)) };
     worker.on('message', (message: RenderReply | { ready: true }) => {
