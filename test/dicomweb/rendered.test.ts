@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import sharp from 'sharp';
+import { renderStoredFrame } from '../../src/domain/imaging/rendering/render-frame.ts';
 import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
 import { dicomFixture, storescu } from '../dicom/support/dicom-harness.ts';
 import { fixturePath } from '../support/fixtures.ts';
@@ -116,6 +117,10 @@ test('window, viewport, quality, frames and thumbnails at each level', async () 
   const sigmoid = await render('?window=40,400,sigmoid');
   assert.ok(meanAbsoluteDifference(byDataset.data, softTissue.data) > 5, 'a window changes the image');
   assert.ok(meanAbsoluteDifference(softTissue.data, sigmoid.data) > 1, 'the sigmoid function differs from the linear one');
+  // Rescale Slope/Intercept, then the window asked for, linear or sigmoid, as dcmtk applies them.
+  const dcmtkWindowed = async (fn: string) => dcmtkRendering('CT_small.dcm', ['+Ww', '40', '400', fn]);
+  assert.ok(meanAbsoluteDifference(softTissue.data, await dcmtkWindowed('+Wfl')) <= 1, 'window=40,400 as dcmj2pnm +Ww 40 400');
+  assert.ok(meanAbsoluteDifference(sigmoid.data, await dcmtkWindowed('+Wfs')) <= 2, 'window=40,400,sigmoid as dcmj2pnm +Ww 40 400 +Wfs');
   const fitted = await render('?viewport=64,32');
   assert.deepEqual([fitted.width, fitted.height], [32, 32]);
   const enlarged = await render('?viewport=256,256');
@@ -215,4 +220,17 @@ test('what cannot be rendered is a clear 400, 404 or 406, and the origin keeps s
   assert.equal(corrupt.status, 406);
   assert.match(((await corrupt.json()) as { error: { message: string } }).error.message, /cannot be (decoded|rendered)/);
   assert.equal((await get(ct.key, rendered)).status, 200, 'the origin still renders after a failed decode');
+});
+
+test('MONOCHROME1 renders inverted, as dcmtk renders it', async () => {
+  const file = join(scratch, 'MR_small_monochrome1.dcm');
+  copyFileSync(fixturePath('dicom/MR_small.dcm'), file);
+  execFileSync('dcmodify', ['-nb', '-m', '(0028,0004)=MONOCHROME1', file]);
+  const png = { mediaType: 'image/png', frameNumber: 1, quality: 90 } as const;
+  const inverted = await pixels((await renderStoredFrame(file, png)).body);
+  const normal = await pixels((await renderStoredFrame(fixturePath('dicom/MR_small.dcm'), png)).body);
+  const sums = inverted.data.map((value, i) => value + normal.data[i]!);
+  assert.ok(sums.every((sum) => sum >= 254 && sum <= 256), 'each pixel is the complement of its MONOCHROME2 rendering');
+  execFileSync('dcmj2pnm', ['--write-png', '+Wi', '1', file, join(scratch, 'monochrome1.png')]);
+  assert.ok(meanAbsoluteDifference(inverted.data, (await pixels(readFileSync(join(scratch, 'monochrome1.png')))).data) <= 1);
 });
