@@ -208,6 +208,15 @@ test('what cannot be rendered is a clear 400, 404 or 406, and the origin keeps s
     assert.match(((await studyThumbnail.json()) as { error: { message: string } }).error.message, /no instance with images/, name);
   }
 
+  // A transfer syntax the decoders do not read: JPEG 2000 Part 2 (multi-component), same UID length as the baseline JPEG it replaces.
+  const unsupported = await siteWithKey(origin);
+  const relabelled = Buffer.from(fixture('SC_rgb_jpeg_dcmtk.dcm').toString('latin1').replace('1.2.840.10008.1.2.4.50', '1.2.840.10008.1.2.4.92'), 'latin1');
+  assert.equal((await stow(origin, unsupported.key, [relabelled])).status, 200);
+  const jpeg = uidsOf('SC_rgb_jpeg_dcmtk.dcm');
+  const unsupportedRendering = await get(unsupported.key, `${instancePath(jpeg)}/rendered`);
+  assert.equal(unsupportedRendering.status, 406);
+  assert.match(((await unsupportedRendering.json()) as { error: { message: string } }).error.message, /transfer syntax 1\.2\.840\.10008\.1\.2\.4\.92 is not rendered/);
+
   // A stored file damaged on disk after it was indexed: its JPEG stream loses its markers.
   const damaged = await stored('SC_rgb_jpeg_dcmtk.dcm');
   const { rows } = await origin.db.database.query('SELECT storage_path FROM imaging_instance WHERE site_id = $1', [damaged.site.siteId]);
