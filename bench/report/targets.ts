@@ -111,6 +111,22 @@ export function computeTargets(measurements: Measurement[], options: { fullDatas
       targets.push(ratioTarget(`DICOM large set MB/s, ${associations} association(s), fsync before success${at(workers)}`, large('gateway'), large('orthanc'), 1.0, 'Orthanc', 'MB/s'));
     }
   }
+  for (const workers of workerCounts) {
+    for (const set of ['small', 'large'] as const) {
+      const wado = (system: string) => find(measurements, `dicomweb.wado.${set}`, system, 4, workers);
+      targets.push(
+        ratioTarget(`DICOMweb WADO-RS ${set} set instances/s, 4 studies at a time${at(workers)}`, median(wado('gateway')), median(wado('orthanc')), 1.0, "Orthanc's WADO-RS (DICOMweb plugin) on the same files", 'inst/s'),
+        ratioTarget(`DICOMweb WADO-RS ${set} set MB/s, 4 studies at a time${at(workers)}`, wado('gateway')?.mbPerSecond?.median, wado('orthanc')?.mbPerSecond?.median, 1.0, "Orthanc's WADO-RS (DICOMweb plugin) on the same files", 'MB/s'),
+      );
+      const thumbnails = (system: string) => find(measurements, `dicomweb.thumbnail.${set}`, system, 4, workers);
+      const gateway = thumbnails('gateway');
+      const cpu = gateway?.cpuMsPerItem?.system.median;
+      const dcmtkCpu = thumbnails('dcmj2pnm')?.cpuMsPerItem?.system.median;
+      const target = ratioTarget(`DICOMweb thumbnails/s, ${set} set, 4 at a time${at(workers)}`, median(gateway), median(thumbnails('dcmj2pnm')), 1.0, "dcmtk's dcmj2pnm writing the same JPEG thumbnails", 'thumbnails/s');
+      const cpuNote = cpu !== undefined && Number.isFinite(cpu) ? `CPU per thumbnail: gateway ${round(cpu)} ms, dcmj2pnm ${dcmtkCpu !== undefined && Number.isFinite(dcmtkCpu) ? round(dcmtkCpu) : '?'} ms` : undefined;
+      targets.push(cpuNote ? { ...target, explanation: target.explanation ? `${target.explanation}; ${cpuNote}` : cpuNote } : target);
+    }
+  }
   const peaks = (list: Measurement[]) => list.reduce<{ value: number; scenario: string } | undefined>((worst, m) => {
     const peak = m.peakRssMb.max;
     return Number.isFinite(peak) && (!worst || peak > worst.value) ? { value: peak, scenario: `${m.scenario} c=${m.concurrency}` } : worst;

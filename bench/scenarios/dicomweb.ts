@@ -11,6 +11,7 @@ import type { DicomSet } from '../load/dicom-data.ts';
 import { runStorescu } from '../load/storescu.ts';
 import { Series } from '../report/series.ts';
 import type { BenchContext } from './context.ts';
+import { runThumbnailScenario } from './dicomweb-thumbnail.ts';
 
 const run = promisify(execFile);
 
@@ -19,7 +20,8 @@ const run = promisify(execFile);
  * and of the large set (10-30 MB) retrieved as multipart/related application/dicom, 4 studies at
  * a time, from the gateway's DICOMweb origin and from Orthanc's DICOMweb plugin holding the same
  * files, in turn. Both are read by the same client (curl, in Orthanc's network namespace for
- * Orthanc), which discards the bytes and reports their count.
+ * Orthanc), which discards the bytes and reports their count. Each set, once held, also has its
+ * thumbnails rendered (dicomweb-thumbnail.ts).
  */
 export interface WadoTargets {
   gatewayPid: number;
@@ -27,9 +29,13 @@ export interface WadoTargets {
   dicomwebPort: number;
   /** A site with an API key, fresh for this phase. */
   site: { aeTitle: string; apiKey: string };
+  /** The service's CG_WORKERS in this phase (the measurements are labelled with it). */
+  workers: number;
 }
 
 const concurrency = 4;
+/** The SOP class of each set's instances (bench/load/dicom-data.ts): CT, and multi-frame grayscale word SC. */
+const sopClassOf = { small: '1.2.840.10008.5.1.4.1.1.2', large: '1.2.840.10008.5.1.4.1.1.7.3' } as const;
 const accept = 'Accept: multipart/related; type="application/dicom"';
 
 export async function runWadoScenarios(context: BenchContext, targets: WadoTargets, sets: { small: DicomSet; large: DicomSet }): Promise<void> {
@@ -42,8 +48,8 @@ export async function runWadoScenarios(context: BenchContext, targets: WadoTarge
   const gatewayHeaders = [`X-API-Key: ${targets.site.apiKey}`];
   for (const [name, set] of [['small', sets.small], ['large', sets.large]] as const) {
     const scenario = `dicomweb.wado.${name}`;
-    const gateway = new Series(scenario, 'gateway', concurrency, 'inst/s');
-    const orthancSeries = new Series(scenario, 'orthanc', concurrency, 'inst/s');
+    const gateway = new Series(scenario, 'gateway', concurrency, 'inst/s', targets.workers);
+    const orthancSeries = new Series(scenario, 'orthanc', concurrency, 'inst/s', targets.workers);
     context.series.push(gateway, orthancSeries);
     await store(targets.dicomPort, targets.site.aeTitle, set, `${scenario}-gateway-store`);
     const gatewayStudies = await studyUids(`${gatewayBase}/studies?limit=1000`, gatewayHeaders);
@@ -70,6 +76,7 @@ export async function runWadoScenarios(context: BenchContext, targets: WadoTarge
     } finally {
       await orthanc?.stop();
     }
+    await runThumbnailScenario(context, { gatewayPid: targets.gatewayPid, base: gatewayBase, headers: gatewayHeaders, workers: targets.workers }, set, name, sopClassOf[name]);
     progress(`${scenario}: ${[gateway, orthancSeries].filter((series) => series.size > 0).map((series) => {
       const m = series.toMeasurement();
       return `${series.system} ${m.throughput.median.toFixed(1)} inst/s ${m.mbPerSecond?.median.toFixed(1)} MB/s`;

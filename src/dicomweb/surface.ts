@@ -14,6 +14,7 @@ import { storeLimits } from '../storage/dicom/store-limits.ts';
 import { webWorkerTemporaryFolder } from '../storage/dicom/temporary-folders.ts';
 import { registerBrowserCors } from './browser-cors.ts';
 import { registerQidoRoutes } from './qido-routes.ts';
+import { registerRenderedRoutes } from './rendered-routes.ts';
 import { registerStowRoutes } from './stow-routes.ts';
 import { installViewingTokenAuthentication } from './viewing-token-auth.ts';
 import { registerWadoRoutes } from './wado-routes.ts';
@@ -28,7 +29,8 @@ export const dicomwebSurface: HttpSurface = {
   title: 'Clinical Gateway DICOMweb',
   description:
     "QIDO-RS, WADO-RS and STOW-RS (DICOM PS3.18) over the API key's site's studies. Instances are retrieved exactly as stored " +
-    '(no transcoding) and stored through the same path as C-STORE on the DICOM listener. Authenticate with X-API-Key, or (reading only) ' +
+    '(no transcoding) and stored through the same path as C-STORE on the DICOM listener; instances, frames and thumbnails are ' +
+    'also rendered as JPEG or PNG. Authenticate with X-API-Key, or (reading only) ' +
     "with the admin app's short-lived viewing token as Authorization: Bearer.",
   auth: 'api-key',
   renderError: renderJsonError,
@@ -48,6 +50,7 @@ export const dicomwebSurface: HttpSurface = {
     const limits = storeLimits(services.config.dicomStorageDir, maxInstanceBytes, minFreeDiskBytes);
     registerQidoRoutes(app, services);
     registerWadoRoutes(app, services);
+    registerRenderedRoutes(app, services);
     registerStowRoutes(app, services, { layout, storeLimits: limits, maxBodyBytes: services.config.limits.dicomweb.maxStowBytes });
   },
 };

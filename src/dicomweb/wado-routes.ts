@@ -2,7 +2,7 @@
  * WADO-RS (PS3.18 10.4): studies, series and instances as multipart/related application/dicom,
  * each part the stored Part-10 file byte for byte (the listener writes a Part-10 header of its
  * own before the dataset exactly as received; that file is what is sent); their metadata as
- * DICOM JSON; frames. Rendered resources are not offered (406).
+ * DICOM JSON; frames. Rendered resources and thumbnails: rendered-routes.ts.
  */
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -15,7 +15,7 @@ import { readInstanceMetadata, type DicomJson } from './dicom-json.ts';
 import { parseFrameList, readFrames } from './frames.ts';
 import { acceptDicomJson, acceptMultipart } from './media-types.ts';
 import { multipartContentType, multipartStream, newBoundary, type OutgoingPart } from './multipart-writer.ts';
-import { errorSchema, wadoResponses } from './schemas.ts';
+import { wadoResponses } from './schemas.ts';
 import { storedFilePath } from './stored-file.ts';
 import { checkedUid } from './uids.ts';
 
@@ -67,15 +67,6 @@ export function registerWadoRoutes(app: FastifyInstance, services: Services): vo
       },
       async (request, reply) => retrieveMetadata(services, request, reply, level),
     );
-    for (const rendered of ['rendered', 'thumbnail']) {
-      app.get(
-        `${path}/${rendered}`,
-        { schema: { summary: `${rendered} (not offered)`, tags: ['WADO-RS'], params: uidParams(level), response: { 406: errorSchema('Rendering is not offered') } } },
-        async () => {
-          throw new HttpProblem(406, 'not-acceptable', `${rendered} resources are not offered by this origin: retrieve the instance or its frames`);
-        },
-      );
-    }
   }
   app.get<{ Params: Params & { frames: string } }>(
     '/studies/:study/series/:series/instances/:instance/frames/:frames',

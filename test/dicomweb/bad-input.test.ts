@@ -28,7 +28,7 @@ test('an Accept the resource cannot be answered in is a 406 with a clear message
   }
   const rendered = await fetch(`${origin.url}/studies/${ct.study}/rendered`, { headers: { 'x-api-key': key } });
   assert.equal(rendered.status, 406);
-  assert.match(((await rendered.json()) as { error: { message: string } }).error.message, /rendered resources are not offered/);
+  assert.match(((await rendered.json()) as { error: { message: string } }).error.message, /study and series renderings are not offered/);
 });
 
 test('malformed UIDs, frame lists and query keys are 400s', async () => {

@@ -346,6 +346,13 @@ test('docs/imaging.md: a modality connected, images stored, a procedure step, a 
         assert.doesNotMatch(stdout, /"00081198":\{"vr":"SQ","Value"/, 'and nothing failed');
       },
     },
+    {
+      name: 'DICOMweb: thumbnails of the stored study and series, its instance and frame rendered',
+      command: /\/thumbnail\?viewport=128,128/,
+      check({ stdout }) {
+        assert.deepEqual(stdout.trim().split('\n'), ['200 image/jpeg', '200 image/jpeg', '200 image/png', '200 image/jpeg']);
+      },
+    },
   ]);
 });
 

@@ -28,6 +28,19 @@ export interface RetrievableInstance {
 
 const pageSize = 500;
 
+/** An imaging_instance row (its retrieval columns) as a RetrievableInstance. */
+export function retrievableInstanceOf(row: Record<string, unknown>): RetrievableInstance {
+  return {
+    sopInstanceUid: String(row.sop_instance_uid),
+    sopClassUid: String(row.sop_class_uid),
+    transferSyntaxUid: String(row.transfer_syntax_uid),
+    studyInstanceUid: String(row.study_instance_uid),
+    seriesInstanceUid: String(row.series_instance_uid),
+    storagePath: String(row.storage_path),
+    sizeBytes: Number(row.size_bytes),
+  };
+}
+
 function selectionConditions(selection: RetrieveSelection, params: SqlParameters): string[] {
   const conditions = [
     uidListCondition('study_instance_uid', selection.studyInstanceUids, params, 'StudyInstanceUID'),
@@ -64,17 +77,7 @@ export async function* retrievableInstances(db: Queryable, site: SiteContext, se
         ORDER BY sop_instance_uid LIMIT ${pageSize}`,
       values: params.values,
     });
-    for (const row of rows) {
-      yield {
-        sopInstanceUid: row.sop_instance_uid,
-        sopClassUid: row.sop_class_uid,
-        transferSyntaxUid: row.transfer_syntax_uid,
-        studyInstanceUid: row.study_instance_uid,
-        seriesInstanceUid: row.series_instance_uid,
-        storagePath: row.storage_path,
-        sizeBytes: Number(row.size_bytes),
-      };
-    }
+    for (const row of rows) yield retrievableInstanceOf(row);
     if (rows.length < pageSize) return;
     after = rows[rows.length - 1]!.sop_instance_uid;
   }
