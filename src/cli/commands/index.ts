@@ -1,5 +1,6 @@
 import type { CommandDefinition } from '../command.ts';
 import { auditCommand } from './audit.ts';
+import { backupCommand } from './backup.ts';
 import { clientCommand } from './client.ts';
 import { dicomDestinationCommand } from './dicom-destination.ts';
 import { keyCommand } from './key.ts';
@@ -7,6 +8,7 @@ import { migrateCommand } from './migrate.ts';
 import { serveCommand } from './serve.ts';
 import { messagesCommand } from './messages.ts';
 import { reportCommand } from './report.ts';
+import { restoreCommand } from './restore.ts';
 import { siteCommand } from './site.ts';
 import { studiesCommand } from './studies.ts';
 import { userCommand } from './user.ts';
@@ -14,6 +16,8 @@ import { userCommand } from './user.ts';
 export const commands: Record<string, CommandDefinition> = {
   serve: { usage: ['serve                      start every enabled surface'], actions: [], values: [], run: serveCommand },
   migrate: { usage: ['migrate                    apply database migrations and exit'], actions: [], values: [], run: migrateCommand },
+  backup: { usage: ['backup --to DIR            database, then stored DICOM files, then a manifest, while the service runs'], actions: [], values: ['to'], run: backupCommand },
+  restore: { usage: ['restore --from DIR         a backup into an empty database and DICOM storage folder'], actions: [], values: ['from'], run: restoreCommand },
   site: {
     usage: [
       'site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip] [--time-zone TZ]',
