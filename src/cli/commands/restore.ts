@@ -29,6 +29,8 @@ export async function restoreCommand({ options, json }: CommandContext): Promise
         schema_migration: report.manifest.schema.newestMigration,
         migrations_applied: report.migrations.applied,
         dicom_files: report.manifest.dicom.files.length,
+        // Indexed but absent when the backup was made: restored as index rows without their files.
+        dicom_missing_in_backup: report.manifest.dicom.missing,
         counts: report.manifest.counts,
       };
       print(summary, json, () => formatRecord(summary));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
+import { chmod, mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -56,6 +56,7 @@ export async function createBackup(source: BackupSource, target: string, progres
     const dumpFile = join(target, databaseDumpFileName);
     const connection = libpqConnection(source.connectionString);
     await runTool(pgDump, ['--format=custom', `--snapshot=${snapshot}`, '--no-owner', '--no-privileges', `--file=${dumpFile}`, `--dbname=${connection.dbname}`], connection.env);
+    await chmod(dumpFile, 0o600);
 
     progress('copying the stored DICOM files');
     const copied = await copyIndexedFiles(client, source.dicomStorageDir, join(target, dicomFolderName));
@@ -89,7 +90,9 @@ async function prepareEmptyFolder(target: string): Promise<void> {
     });
     if (entries.length > 0) throw new BackupError(`${target} is not empty: a backup goes into a new or empty folder`);
   }
-  await mkdir(target, { recursive: true });
+  // Patient data and credential hashes: readable by the service's account only.
+  await mkdir(target, { recursive: true, mode: 0o700 });
+  await chmod(target, 0o700);
 }
 
 async function copyIndexedFiles(client: pg.PoolClient, storageDir: string, targetDir: string): Promise<{ files: BackedUpFile[]; missing: string[] }> {
@@ -104,7 +107,7 @@ async function copyIndexedFiles(client: pg.PoolClient, storageDir: string, targe
       for (let i = 0; i < paths.length; i += parallelCopies) {
         await Promise.all(
           paths.slice(i, i + parallelCopies).map(async (path) => {
-            const copied = await copyStoredFile(resolveStoredInstance(storageDir, path), resolveStoredInstance(targetDir, path));
+            const copied = await copyStoredFile(resolveStoredInstance(storageDir, path), resolveStoredInstance(targetDir, path), { file: 0o600, folder: 0o700 });
             if (copied) files.push({ path, ...copied });
             else missing.push(path);
           }),
@@ -119,8 +122,8 @@ async function copyIndexedFiles(client: pg.PoolClient, storageDir: string, targe
 }
 
 /** Copies one file, hashing it as it is read; undefined when the source is gone. */
-export async function copyStoredFile(from: string, to: string): Promise<{ bytes: number; sha256: string } | undefined> {
-  await mkdir(dirname(to), { recursive: true });
+export async function copyStoredFile(from: string, to: string, modes: { file: number; folder: number }): Promise<{ bytes: number; sha256: string } | undefined> {
+  await mkdir(dirname(to), { recursive: true, mode: modes.folder });
   const hash = createHash('sha256');
   let bytes = 0;
   const tap = new Transform({
@@ -131,7 +134,7 @@ export async function copyStoredFile(from: string, to: string): Promise<{ bytes:
     },
   });
   try {
-    await pipeline(createReadStream(from), tap, createWriteStream(to, { flags: 'wx' }));
+    await pipeline(createReadStream(from), tap, createWriteStream(to, { flags: 'wx', mode: modes.file }));
   } catch (error) {
     await unlink(to).catch(() => {});
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(from)) return undefined;

@@ -45,7 +45,7 @@ export async function sha256OfFile(path: string): Promise<string> {
 
 export async function writeManifest(folder: string, manifest: BackupManifest): Promise<void> {
   const partial = join(folder, `${manifestFileName}.partial`);
-  await writeFile(partial, `${JSON.stringify(manifest, null, 1)}\n`, { flag: 'wx' });
+  await writeFile(partial, `${JSON.stringify(manifest, null, 1)}\n`, { flag: 'wx', mode: 0o600 });
   await rename(partial, join(folder, manifestFileName));
 }
 

@@ -9,6 +9,9 @@ import { copyStoredFile } from './create-backup.ts';
 import { dicomFolderName, readManifest, sha256OfFile, type BackupManifest } from './manifest.ts';
 import { BackupError, libpqConnection, postgresTool, runTool, toolMajorVersion } from './postgres-tools.ts';
 
+/** As the DICOM listener makes them (src/storage/dicom/incoming-file.ts, layout.ts). */
+const storedModes = { file: 0o640, folder: 0o755 };
+
 export interface RestoreTarget {
   database: Database;
   connectionString: string;
@@ -52,7 +55,7 @@ export async function restoreBackup(source: string, target: RestoreTarget, progr
 
   progress('copying the stored DICOM files');
   for (const file of manifest.dicom.files) {
-    const copied = await copyStoredFile(resolveStoredInstance(join(source, dicomFolderName), file.path), resolveStoredInstance(target.dicomStorageDir, file.path));
+    const copied = await copyStoredFile(resolveStoredInstance(join(source, dicomFolderName), file.path), resolveStoredInstance(target.dicomStorageDir, file.path), storedModes);
     if (!copied || copied.sha256 !== file.sha256) throw new BackupError(`${file.path} changed while it was restored`);
   }
   const migrations = await migrate(target.database);
