@@ -7,8 +7,8 @@ import { runCli, runCliJson } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
 // The round trip under load, with DICOM, MLLP and FHIR traffic, is the fault campaign's
-// "backup" scenario (faults/scenarios/backup-under-load.ts); here: the embedded database, and
-// every kind of bad input.
+// "backup" scenario (faults/scenarios/backup-under-load.ts, run by test/e2e/backup-under-load.test.ts);
+// here: the embedded database, and every kind of bad input.
 const work = mkdtempSync(join(tmpdir(), 'cg-backup-test-'));
 let source: TestDatabase;
 let sourceEnv: NodeJS.ProcessEnv;
