@@ -43,6 +43,8 @@ export async function createBackup(source: BackupSource, target: string, progres
   client.on('error', ignoreClientError);
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    // The transaction waits, idle, while pg_dump runs; a server-wide timeout must not end it (pg_dump lifts its own).
+    await client.query("SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = 0");
     const { rows } = await client.query<{ snapshot: string; at: Date; server: string }>(
       "SELECT pg_export_snapshot() AS snapshot, clock_timestamp() AS at, current_setting('server_version_num') AS server",
     );
