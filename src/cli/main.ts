@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.ts';
 import { DomainError } from '../domain/errors.ts';
 import { DataDirectoryInUseError } from '../server/service-lock.ts';
+import { BackupError } from '../storage/backup/postgres-tools.ts';
 import { TransientStorageError } from '../storage/errors.ts';
 import { UsageError } from './cli-error.ts';
 import { optionsFrom, type CommandDefinition } from './command.ts';
@@ -48,7 +49,7 @@ try {
   if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`error: ${(error as Error).message}\n\n${usage()}\n`);
     process.exitCode = 2;
-  } else if (error instanceof DomainError || error instanceof ConfigError || error instanceof DataDirectoryInUseError) {
+  } else if (error instanceof DomainError || error instanceof ConfigError || error instanceof DataDirectoryInUseError || error instanceof BackupError) {
     process.stderr.write(`error: ${error.message}\n`);
     process.exitCode = 1;
   } else if (error instanceof TransientStorageError) {

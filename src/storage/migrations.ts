@@ -48,8 +48,9 @@ export async function loadMigrations(directory = migrationsDirectory): Promise<M
  * concurrent callers (the service starting while `migrate` runs, parallel test files) wait for
  * each other instead of racing.
  */
-export async function migrate(database: Database): Promise<MigrationReport> {
-  const migrations = await loadMigrations();
+export async function migrate(database: Database, options: { only?: (migration: Migration) => boolean } = {}): Promise<MigrationReport> {
+  // `only`: a subset, for tests that build an earlier schema (test/storage/upgrade-from-oldest-schema.test.ts).
+  const migrations = (await loadMigrations()).filter(options.only ?? (() => true));
   let client;
   try {
     client = await database.pool.connect();

@@ -9,6 +9,8 @@ function loaded<M>(load: () => Promise<M>, pick: (module: M) => CommandDefinitio
 export const commands: Record<string, CommandDefinition> = {
   serve: { usage: ['serve                      start every enabled surface'], actions: [], values: [], run: loaded(() => import('./serve.ts'), (module) => module.serveCommand) },
   migrate: { usage: ['migrate                    apply database migrations and exit'], actions: [], values: [], run: loaded(() => import('./migrate.ts'), (module) => module.migrateCommand) },
+  backup: { usage: ['backup --to DIR            database, then stored DICOM files, then a manifest, while the service runs'], actions: [], values: ['to'], run: loaded(() => import('./backup.ts'), (module) => module.backupCommand) },
+  restore: { usage: ['restore --from DIR         a backup into an empty database and DICOM storage folder'], actions: [], values: ['from'], run: loaded(() => import('./restore.ts'), (module) => module.restoreCommand) },
   site: {
     usage: [
       'site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip] [--time-zone TZ]',
