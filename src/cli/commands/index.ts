@@ -1,5 +1,6 @@
 import type { CommandDefinition } from '../command.ts';
 import { auditCommand } from './audit.ts';
+import { automationTokenCommand } from './automation-token.ts';
 import { clientCommand } from './client.ts';
 import { dicomDestinationCommand } from './dicom-destination.ts';
 import { keyCommand } from './key.ts';
@@ -17,22 +18,29 @@ export const commands: Record<string, CommandDefinition> = {
   site: {
     usage: [
       'site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip] [--time-zone TZ]',
-      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ]   (--time-zone "" removes it)',
+      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ] [--[no-]patient-put-creates] [--[no-]allow-any-ip] [--data-access-retention-days D]   (--time-zone "" removes it)',
+      'site show SITE',
       'site list',
     ],
-    actions: ['create', 'update', 'list'],
-    values: ['name', 'ae-title', 'time-zone'],
-    flags: ['patient-put-creates', 'allow-any-ip'],
+    actions: ['create', 'update', 'show', 'list'],
+    values: ['name', 'ae-title', 'time-zone', 'data-access-retention-days'],
+    flags: ['patient-put-creates', 'allow-any-ip', 'no-patient-put-creates', 'no-allow-any-ip'],
     run: siteCommand,
   },
   user: {
-    usage: ['user create --site SITE --email E [--role admin|clinician|service-admin] [--password P]', 'user list [--site SITE]'],
-    actions: ['create', 'list'],
+    usage: [
+      'user create --site SITE --email E [--role admin|clinician|service-admin] [--password P]',
+      'user update USER [--site SITE] [--role admin|clinician] [--deactivate|--reactivate]',
+      'user password USER [--site SITE] [--password P]   reset (generated and shown once without --password); ends their sessions',
+      'user list [--site SITE]',
+    ],
+    actions: ['create', 'update', 'password', 'list'],
     values: ['site', 'email', 'role', 'password'],
+    flags: ['deactivate', 'reactivate'],
     run: userCommand,
   },
   key: {
-    usage: ['key create --site SITE --user USER [--label L]', 'key revoke KEY_ID', 'key list --site SITE'],
+    usage: ['key create --site SITE --user USER [--label L]', 'key revoke KEY_ID [--site SITE]', 'key list --site SITE'],
     actions: ['create', 'revoke', 'list'],
     values: ['site', 'user', 'label'],
     run: keyCommand,
@@ -40,12 +48,12 @@ export const commands: Record<string, CommandDefinition> = {
   client: {
     usage: [
       'client create --site SITE --name N --protocol hl7-mllp --allowed-ips LIST [--sending-application A] [--sending-facility F] [--default-charset C] [--time-zone TZ] [--approve-overlap]',
-      'client update CLIENT --site SITE [--time-zone TZ] [--name N] [--allowed-ips LIST] [--sending-application A] [--sending-facility F] [--default-charset C] [--approve-overlap]',
+      'client update CLIENT --site SITE [--time-zone TZ] [--name N] [--allowed-ips LIST] [--sending-application A] [--sending-facility F] [--default-charset C] [--enable|--disable] [--approve-overlap]',
       'client list --site SITE',
     ],
     actions: ['create', 'update', 'list'],
     values: ['site', 'name', 'protocol', 'allowed-ips', 'sending-application', 'sending-facility', 'default-charset', 'time-zone'],
-    flags: ['approve-overlap'],
+    flags: ['approve-overlap', 'enable', 'disable'],
     run: clientCommand,
   },
   'dicom-destination': {
@@ -78,6 +86,16 @@ export const commands: Record<string, CommandDefinition> = {
     actions: ['list', 'purge'],
     values: ['site', 'patient', 'user', 'key', 'since', 'until', 'limit', 'before'],
     run: auditCommand,
+  },
+  'automation-token': {
+    usage: [
+      'automation-token create [--label L] [--expires 90d|ISO_TIME]   a service administrator\'s token for the admin JSON API, shown once',
+      'automation-token list',
+      'automation-token revoke TOKEN   (its id or prefix)',
+    ],
+    actions: ['create', 'list', 'revoke'],
+    values: ['label', 'expires'],
+    run: automationTokenCommand,
   },
   messages: {
     usage: ['messages list --site SITE [--limit N] [--before CURSOR]'],
