@@ -145,3 +145,28 @@ test('automation-token create shows the token once, list never, revoke by id or 
   await refused(['automation-token', 'revoke'], 2, 'usage', /id or prefix/);
   await refused(['automation-token', 'rotate'], 2, 'usage', /needs one of: create, list, revoke/);
 });
+
+test('audit changes pages the site\'s and the service\'s audit log; connectivity show gives what a modality needs', async () => {
+  const [site, other] = [await newSite(), await newSite()];
+  for (const zone of ['Europe/Paris', 'Europe/Berlin', 'Europe/Rome']) await runCliJson(['site', 'update', site.id, '--time-zone', zone], env);
+  const first = await runCliJson<{ events: { id: string; site_id: string; actor: string; action: string; details: Record<string, unknown> }[]; next_before?: string }>(['audit', 'changes', '--site', site.name, '--limit', '2'], env);
+  assert.deepEqual(first.events.map((event) => [event.action, event.actor, event.site_id]), [['site.updated', 'operator', site.id], ['site.updated', 'operator', site.id]]);
+  assert.deepEqual(first.events[0]!.details, { timeZone: 'Europe/Rome' });
+  assert.ok(first.next_before);
+  const second = await runCliJson<{ events: { action: string }[]; next_before?: string }>(['audit', 'changes', '--site', site.id, '--limit', '2', '--before', first.next_before!], env);
+  assert.deepEqual(second.events.map((event) => event.action), ['site.updated', 'site.created']);
+  const service = await runCliJson<{ events: { site_id: string | null }[] }>(['audit', 'changes', '--limit', '500'], env);
+  assert.ok(service.events.some((event) => event.site_id === other.id), 'the whole service\'s log');
+  await refused(['audit', 'changes', '--limit', '0'], 2, 'usage', /--limit/);
+  await refused(['audit', 'changes', '--before', 'yesterday'], 2, 'usage', /--before/);
+  await refused(['audit', 'changes', '--site', 'no such site'], 1, 'not-found', /no site/);
+
+  const connectivity = await runCliJson<{ dicom: Record<string, unknown>; mllp: Record<string, unknown> }>(['connectivity', 'show', '--site', site.id], {
+    ...env,
+    CG_DICOM_PUBLIC_HOST: 'pacs.example.org',
+    CG_DICOM_PUBLIC_PORT: '104',
+  });
+  assert.deepEqual(connectivity, { dicom: { host: 'pacs.example.org', port: 104, called_ae_title: site.ae_title, listening: true }, mllp: { port: 2575, listening: true } });
+  await refused(['connectivity', 'show'], 2, 'usage', /--site is required/);
+  await refused(['connectivity', 'show', '--site', 'no such site'], 1, 'not-found', /no site/);
+});

@@ -1,5 +1,7 @@
 import type { CommandDefinition } from '../command.ts';
 import { auditCommand } from './audit.ts';
+import { auditChangesCommand } from './audit-changes.ts';
+import { connectivityCommand } from './connectivity.ts';
 import { automationTokenCommand } from './automation-token.ts';
 import { clientCommand } from './client.ts';
 import { dicomDestinationCommand } from './dicom-destination.ts';
@@ -82,10 +84,17 @@ export const commands: Record<string, CommandDefinition> = {
     usage: [
       'audit list --site SITE [--patient ID] [--user USER] [--key KEY] [--since T] [--until T] [--limit N] [--before CURSOR]',
       'audit purge [--site SITE]   drop data access records older than each site\'s retention',
+      'audit changes [--site SITE] [--limit N] [--before CURSOR]   the audit log of changes (without --site: the whole service\'s)',
     ],
-    actions: ['list', 'purge'],
+    actions: ['list', 'purge', 'changes'],
     values: ['site', 'patient', 'user', 'key', 'since', 'until', 'limit', 'before'],
-    run: auditCommand,
+    run: (context) => (context.action === 'changes' ? auditChangesCommand(context) : auditCommand(context)),
+  },
+  connectivity: {
+    usage: ['connectivity show --site SITE   the DICOM address, called AE title and MLLP port for the site\'s senders'],
+    actions: ['show'],
+    values: ['site'],
+    run: connectivityCommand,
   },
   'automation-token': {
     usage: [
