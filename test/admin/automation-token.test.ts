@@ -87,13 +87,20 @@ test('revocation is refused at once, on this node and another one that had the t
 test('an expired token, an unknown one and a malformed header are 401', async () => {
   const { id, token } = await createToken({ expires_at: '1d' });
   assert.equal((await origin.app.inject({ method: 'GET', url: '/api/sites', headers: bearer(token) })).statusCode, 200);
+  // Time passes: moved here by hand, so wait for the change's notification like a second node would.
+  await origin.db.database.credentialChanges.listening();
+  const beforeChange = origin.db.database.credentialChanges.token()!;
   await origin.db.database.query("UPDATE automation_token SET expires_at = now() - interval '1 second', created_at = now() - interval '1 day' WHERE id = $1", [id]);
+  await origin.db.database.credentialChanges.changedSince(beforeChange);
   const expired = await origin.app.inject({ method: 'GET', url: '/api/sites', headers: bearer(token) });
   assert.equal(expired.statusCode, 401);
   assert.match(expired.body, /expired/);
   const unknown = `${token.slice(0, -43)}${'A'.repeat(43)}`;
   assert.equal((await origin.app.inject({ method: 'GET', url: '/api/sites', headers: bearer(unknown) })).statusCode, 401);
+  assert.equal((await origin.app.inject({ method: 'GET', url: '/api/sites', headers: { authorization: 'Bearer' } })).statusCode, 401);
+  // Another scheme (a reverse proxy's Basic authentication) is not ours: the session decides.
   assert.equal((await origin.app.inject({ method: 'GET', url: '/api/sites', headers: { authorization: 'Basic dXNlcjpwYXNz' } })).statusCode, 401);
+  assert.equal((await origin.app.inject(as(origin.service, { method: 'GET', url: '/api/sites', headers: { authorization: 'Basic dXNlcjpwYXNz' } }))).statusCode, 200);
   assert.equal((await origin.app.inject({ method: 'GET', url: '/api/sites', headers: bearer('cg_0123456789ab_nope') })).statusCode, 401);
 });
 

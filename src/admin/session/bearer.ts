@@ -14,10 +14,13 @@ import type { SessionUser } from './session-store.ts';
 
 export const bearerChallenge = 'Bearer realm="clinical-gateway-admin"';
 
-/** The bearer credential of the request, or undefined when it sent no Authorization header. */
+/**
+ * The bearer credential of the request, or undefined when it sent none. Other schemes are left
+ * alone: a reverse proxy's own Basic authentication must not stop the browser's session.
+ */
 export function presentedBearer(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  if (header === undefined) return undefined;
+  if (header === undefined || !/^Bearer(\s|$)/i.test(header)) return undefined;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!match) throw unauthenticated('the Authorization header must read "Bearer <automation token>"');
   return match[1]!;
