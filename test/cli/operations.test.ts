@@ -3,7 +3,9 @@ import { after, before, test } from 'node:test';
 import { createSession } from '../../src/admin/session/session-store.ts';
 import { authenticateApiKey } from '../../src/domain/keys/api-keys.ts';
 import { findUserById } from '../../src/domain/users/users.ts';
+import { queueExport } from '../../src/domain/bulk-export/export-jobs.ts';
 import { authenticateAutomationToken } from '../../src/domain/keys/automation-tokens.ts';
+import { findSiteById, siteContextFor } from '../../src/domain/sites/sites.ts';
 import { runCli, runCliJson } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
@@ -169,4 +171,19 @@ test('audit changes pages the site\'s and the service\'s audit log; connectivity
   assert.deepEqual(connectivity, { dicom: { host: 'pacs.example.org', port: 104, called_ae_title: site.ae_title, listening: true }, mllp: { port: 2575, listening: true } });
   await refused(['connectivity', 'show'], 2, 'usage', /--site is required/);
   await refused(['connectivity', 'show', '--site', 'no such site'], 1, 'not-found', /no site/);
+});
+
+test('exports list and cancel a site\'s bulk exports; another site\'s export is not found', async () => {
+  const [site, other] = [await newSite(), await newSite()];
+  const context = siteContextFor((await findSiteById(db.database, site.id))!, { kind: 'operator' });
+  const job = (await queueExport(db.database, context, { level: 'system', resourceTypes: ['Patient'], since: undefined, outputFormat: 'application/fhir+ndjson', requestUrl: '/fhir/$export', requestedFrom: '127.0.0.1' }, 2))!;
+  const listed = await runCliJson<Record<string, unknown>[]>(['exports', 'list', '--site', site.id], env);
+  assert.deepEqual(listed.map((entry) => [entry.id, entry.level, entry.state, entry.resource_types]), [[job.id, 'system', 'queued', ['Patient']]]);
+  assert.deepEqual(await runCliJson(['exports', 'list', '--site', other.id], env), []);
+  await refused(['exports', 'cancel', job.id, '--site', other.id], 1, 'not-found', /no export/);
+  assert.deepEqual(await runCliJson(['exports', 'cancel', job.id, '--site', site.name], env), { id: job.id, deleted: true });
+  assert.deepEqual(await runCliJson(['exports', 'list', '--site', site.id], env), []);
+  assert.deepEqual((await auditActions(job.id)).map((row) => `${row.actor} ${row.action}`), ['operator bulk-export.cancelled']);
+  await refused(['exports', 'cancel', job.id, '--site', site.id], 1, 'not-found', /no export/);
+  await refused(['exports', 'cancel', '--site', site.id], 2, 'usage', /needs the export id/);
 });

@@ -2,6 +2,7 @@ import type { CommandDefinition } from '../command.ts';
 import { auditCommand } from './audit.ts';
 import { auditChangesCommand } from './audit-changes.ts';
 import { connectivityCommand } from './connectivity.ts';
+import { exportsCommand } from './exports.ts';
 import { automationTokenCommand } from './automation-token.ts';
 import { clientCommand } from './client.ts';
 import { dicomDestinationCommand } from './dicom-destination.ts';
@@ -89,6 +90,12 @@ export const commands: Record<string, CommandDefinition> = {
     actions: ['list', 'purge', 'changes'],
     values: ['site', 'patient', 'user', 'key', 'since', 'until', 'limit', 'before'],
     run: (context) => (context.action === 'changes' ? auditChangesCommand(context) : auditCommand(context)),
+  },
+  exports: {
+    usage: ['exports list --site SITE', 'exports cancel EXPORT_ID --site SITE   cancel an export, or delete a finished one, with its files'],
+    actions: ['list', 'cancel'],
+    values: ['site'],
+    run: exportsCommand,
   },
   connectivity: {
     usage: ['connectivity show --site SITE   the DICOM address, called AE title and MLLP port for the site\'s senders'],
