@@ -4,6 +4,8 @@ import { createSession } from '../../src/admin/session/session-store.ts';
 import { authenticateApiKey } from '../../src/domain/keys/api-keys.ts';
 import { findUserById } from '../../src/domain/users/users.ts';
 import { queueExport } from '../../src/domain/bulk-export/export-jobs.ts';
+import { indexInstance } from '../../src/domain/imaging/index-instance.ts';
+import { receivedInstance } from '../domain/imaging/fixtures.ts';
 import { authenticateAutomationToken } from '../../src/domain/keys/automation-tokens.ts';
 import { findSiteById, siteContextFor } from '../../src/domain/sites/sites.ts';
 import { runCli, runCliJson } from '../support/cli.ts';
@@ -186,4 +188,26 @@ test('exports list and cancel a site\'s bulk exports; another site\'s export is 
   assert.deepEqual((await auditActions(job.id)).map((row) => `${row.actor} ${row.action}`), ['operator bulk-export.cancelled']);
   await refused(['exports', 'cancel', job.id, '--site', site.id], 1, 'not-found', /no export/);
   await refused(['exports', 'cancel', '--site', site.id], 2, 'usage', /needs the export id/);
+});
+
+test('report update replaces a draft\'s text and report complete signs it, with version checks; another site\'s report is not found', async () => {
+  const [site, other] = [await newSite(), await newSite()];
+  const context = siteContextFor((await findSiteById(db.database, site.id))!, { kind: 'operator' });
+  const instance = receivedInstance();
+  await db.database.transaction((tx) => indexInstance(tx, context, instance));
+  const email = `${unique().toLowerCase()}@clinic.test`;
+  await runCliJson(['user', 'create', '--site', site.id, '--email', email, '--role', 'clinician'], env);
+  const draft = await runCliJson<{ id: string; version: number; status: string }>(['report', 'create', '--site', site.id, '--study', instance.studyInstanceUid, '--text', 'Preliminary.'], env);
+  assert.equal(draft.status, 'draft');
+  const updated = await runCliJson<{ id: string; version: number; status: string }>(['report', 'update', draft.id, '--site', site.id, '--text', 'No acute findings.', '--version', String(draft.version)], env);
+  assert.deepEqual([updated.id, updated.status, updated.version], [draft.id, 'draft', draft.version + 1]);
+  await refused(['report', 'update', draft.id, '--site', site.id, '--text', 'Stale.', '--version', String(draft.version)], 1, 'precondition-failed', /./);
+  await refused(['report', 'complete', draft.id, '--site', other.id, '--author', email], 1, 'not-found', /./);
+  await refused(['report', 'update', draft.id, '--site', site.id], 2, 'usage', /--text is required/);
+  await refused(['report', 'complete', draft.id, '--site', site.id, '--version', 'one'], 2, 'usage', /whole number/);
+  const completed = await runCliJson<Record<string, unknown>>(['report', 'complete', draft.id, '--site', site.id, '--author', email], env);
+  assert.equal(completed.status, 'completed');
+  assert.ok(completed.completed_at);
+  assert.ok(completed.author_user_id);
+  await refused(['report', 'update', draft.id, '--site', site.id, '--text', 'Too late.'], 1, 'conflict', /./);
 });

@@ -76,9 +76,13 @@ export const commands: Record<string, CommandDefinition> = {
     run: studiesCommand,
   },
   report: {
-    usage: ['report create --site SITE --study STUDY_UID --text T [--status draft|completed] [--author USER]'],
-    actions: ['create'],
-    values: ['site', 'study', 'text', 'status', 'author'],
+    usage: [
+      'report create --site SITE --study STUDY_UID --text T [--status draft|completed] [--author USER]',
+      'report update REPORT_ID --site SITE --text T [--version N]   replace a draft\'s text',
+      'report complete REPORT_ID --site SITE [--text T] [--version N] [--author USER]   sign a draft',
+    ],
+    actions: ['create', 'update', 'complete'],
+    values: ['site', 'study', 'text', 'status', 'author', 'version'],
     run: reportCommand,
   },
   audit: {
