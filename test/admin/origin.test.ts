@@ -76,6 +76,7 @@ test('the OpenAPI document describes the admin API and only it', async () => {
   assert.deepEqual(document.security, [{ session: [] }, { automationToken: [] }]);
   assert.deepEqual([document.components.securitySchemes.automationToken.type, document.components.securitySchemes.automationToken.scheme], ['http', 'bearer']);
   assert.ok(paths.includes('/api/automation-tokens/{tokenId}/revoke'));
+  assert.deepEqual(document.paths['/api/automation-tokens'].post.security, [{ session: [] }], 'a token does not manage tokens');
 });
 
 test('an unreachable database is "retry later" (503), never a refusal of the credentials', async () => {

@@ -12,6 +12,8 @@ import { sessionOf } from '../session/authenticate.ts';
 import { errorResponses, uuidParam } from './schemas.ts';
 
 const tags = ['automation tokens'];
+/** A token cannot manage tokens: these routes take only a signed-in service admin's session. */
+const security = [{ session: [] }];
 const time = { type: ['string', 'null'], format: 'date-time' } as const;
 const tokenSchema = {
   type: 'object',
@@ -33,7 +35,7 @@ export async function registerAutomationTokenRoutes(app: FastifyInstance, servic
 
   app.get(
     '/api/automation-tokens',
-    { schema: { summary: 'Automation tokens (prefix only)', tags, response: { 200: { type: 'object', properties: { tokens: { type: 'array', items: tokenSchema } } }, ...errorResponses } } },
+    { schema: { summary: 'Automation tokens (prefix only)', tags, security, response: { 200: { type: 'object', properties: { tokens: { type: 'array', items: tokenSchema } } }, ...errorResponses } } },
     async (request) => {
       requireSignedInServiceAdmin(request);
       return { tokens: (await listAutomationTokens(database)).map(tokenView) };
@@ -45,6 +47,7 @@ export async function registerAutomationTokenRoutes(app: FastifyInstance, servic
     {
       schema: {
         summary: 'Create an automation token',
+        security,
         description: 'The response carries the token; it is stored only as a hash and is never shown again. Send it as Authorization: Bearer <token>.',
         tags,
         body: {
@@ -73,6 +76,7 @@ export async function registerAutomationTokenRoutes(app: FastifyInstance, servic
     {
       schema: {
         summary: 'Revoke an automation token (effective at once on every node)',
+        security,
         tags,
         params: { type: 'object', required: ['tokenId'], properties: { tokenId: uuidParam } },
         response: { 200: tokenSchema, ...errorResponses },
