@@ -5,7 +5,8 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { findSiteById, siteContextFor, type Site } from '../domain/sites/sites.ts';
-import type { SiteContext } from '../domain/site-context.ts';
+import { automationTokenActor } from '../domain/keys/automation-tokens.ts';
+import type { Actor, SiteContext } from '../domain/site-context.ts';
 import type { UserRole } from '../domain/users/users.ts';
 import { HttpProblem } from '../platform/http/http-problem.ts';
 import type { Queryable } from '../storage/database.ts';
@@ -44,9 +45,12 @@ export async function siteForArea(db: Queryable, request: FastifyRequest, siteId
   const site = canSeeSite(request, siteId) ? await findSiteById(db, siteId) : undefined;
   if (!site) throw new HttpProblem(404, 'not-found', 'no such site');
   requireRole(request, area);
-  return { site, context: siteContextFor(site, { kind: 'user', userId: sessionOf(request).user.id }) };
+  return { site, context: siteContextFor(site, actorOf(request)) };
 }
 
-export function actorOf(request: FastifyRequest): { kind: 'user'; userId: string } {
-  return { kind: 'user', userId: sessionOf(request).user.id };
+/** The signed-in user, or the automation token the request presented. */
+export function actorOf(request: FastifyRequest): Actor {
+  const session = sessionOf(request);
+  if (session.automationToken) return automationTokenActor(session.automationToken);
+  return { kind: 'user', userId: session.user.id };
 }

@@ -11,6 +11,7 @@ import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
 import { renderAdminError } from './render-error.ts';
 import { registerAuditRoutes } from './routes/audit-routes.ts';
+import { registerAutomationTokenRoutes } from './routes/automation-token-routes.ts';
 import { registerDataAccessRoutes } from './routes/data-access-routes.ts';
 import { registerExportRoutes } from './routes/export-routes.ts';
 import { registerClientRoutes } from './routes/client-routes.ts';
@@ -37,7 +38,7 @@ export const adminSurface: HttpSurface = {
   name: 'admin',
   title: 'Clinical Gateway administration',
   description:
-    'The JSON API behind the administration and clinical web app: sites, users, API keys, integration clients, worklist, patients, reports, HL7 message log, connectivity and audit. Sign in with POST /api/session; send the returned csrf_token as X-CSRF-Token on every state-changing request.',
+    'The JSON API behind the administration and clinical web app: sites, users, API keys, integration clients, worklist, patients, reports, HL7 message log, connectivity and audit. Sign in with POST /api/session; send the returned csrf_token as X-CSRF-Token on every state-changing request. Scripts may instead send a service administrator\'s automation token as Authorization: Bearer <token> (no cookie, no CSRF token).',
   auth: 'session',
   renderError: renderAdminError,
   async register(app: FastifyInstance, services: Services) {
@@ -56,6 +57,7 @@ export const adminSurface: HttpSurface = {
       await registerSiteRoutes(scope, services);
       await registerUserRoutes(scope, services);
       await registerServiceAdminRoutes(scope, services);
+      await registerAutomationTokenRoutes(scope, services);
       await registerKeyRoutes(scope, services);
       await registerClientRoutes(scope, services);
       await registerWorklistRoutes(scope, services);

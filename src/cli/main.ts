@@ -1,10 +1,6 @@
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config/env.ts';
-import { DomainError } from '../domain/errors.ts';
-import { DataDirectoryInUseError } from '../server/service-lock.ts';
-import { BackupError } from '../storage/backup/postgres-tools.ts';
 import { TransientStorageError } from '../storage/errors.ts';
-import { UsageError } from './cli-error.ts';
+import { errorDocument, UsageError } from './cli-error.ts';
 import { optionsFrom, type CommandDefinition } from './command.ts';
 import { commands } from './commands/index.ts';
 
@@ -46,17 +42,14 @@ try {
   const status = await main(process.argv.slice(2));
   if (status !== 0) process.exitCode = status;
 } catch (error) {
-  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`error: ${(error as Error).message}\n\n${usage()}\n`);
-    process.exitCode = 2;
-  } else if (error instanceof DomainError || error instanceof ConfigError || error instanceof DataDirectoryInUseError || error instanceof BackupError) {
-    process.stderr.write(`error: ${error.message}\n`);
-    process.exitCode = 1;
-  } else if (error instanceof TransientStorageError) {
-    process.stderr.write('error: the database is unavailable; check CG_DATABASE_URL or the embedded server, then retry\n');
-    process.exitCode = 1;
+  // Exit status: 2 the command was called wrongly, 1 it was refused or failed (docs/admin-app.md).
+  const usageMistake = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true;
+  let message = (error as Error)?.message ?? String(error);
+  if (error instanceof TransientStorageError) message = 'the database is unavailable; check CG_DATABASE_URL or the embedded server, then retry';
+  if (process.argv.includes('--json')) {
+    process.stderr.write(`${JSON.stringify({ error: errorDocument(error, usageMistake ? 'usage' : 'failed', message) })}\n`);
   } else {
-    process.stderr.write(`error: ${(error as Error)?.message ?? String(error)}\n`);
-    process.exitCode = 1;
+    process.stderr.write(usageMistake ? `error: ${message}\n\n${usage()}\n` : `error: ${message}\n`);
   }
+  process.exitCode = usageMistake ? 2 : 1;
 }

@@ -10,7 +10,9 @@ export type Actor =
   | { kind: 'user'; userId: string }
   /** Someone not yet signed in (a sign-in attempt), known only by address. */
   | { kind: 'anonymous'; remoteAddress: string }
-  | { kind: 'operator' };
+  | { kind: 'operator' }
+  /** A service-administrator automation token on the admin JSON API. */
+  | { kind: 'automation-token'; tokenId: string; prefix: string };
 
 export interface SitePolicies {
   /** PUT /fhir/Patient/{id} with a body without id creates a patient. */
@@ -48,5 +50,7 @@ export function describeActor(actor: Actor): string {
       return `anonymous@${actor.remoteAddress}`;
     case 'operator':
       return 'operator';
+    case 'automation-token':
+      return `automation-token:${actor.tokenId}/${actor.prefix}`;
   }
 }

@@ -77,7 +77,7 @@ export function useAdminInBrowser(role: UserRole): {
   before(async () => {
     state.db = await createTestDatabase();
     state.site = await createTestSite(state.db.database);
-    state.email = (await createTestUser(state.db.database, state.site, role)).email;
+    state.email = (await createTestUser(state.db.database, role === 'service-admin' ? null : state.site, role)).email;
     // No DICOMweb origin here: the study page says its images cannot be shown.
     state.admin = await createOrigin(adminSurface, testServices(state.db.database, { CG_DICOMWEB_PORT: '' }));
     state.url = await state.admin.listen({ host: '127.0.0.1', port: 0 });

@@ -72,7 +72,11 @@ test('the OpenAPI document describes the admin API and only it', async () => {
   assert.ok(paths.every((path) => path.startsWith('/api/') || path === '/healthz' || path === '/readyz'), paths.join(', '));
   assert.equal(document.paths['/api/sites'].post.summary, 'Create a site (service admin)');
   assert.deepEqual(document.paths['/api/session'].post.security, []);
-  assert.deepEqual(document.security, [{ session: [] }]);
+  // Either a session or a service administrator's automation token (Authorization: Bearer).
+  assert.deepEqual(document.security, [{ session: [] }, { automationToken: [] }]);
+  assert.deepEqual([document.components.securitySchemes.automationToken.type, document.components.securitySchemes.automationToken.scheme], ['http', 'bearer']);
+  assert.ok(paths.includes('/api/automation-tokens/{tokenId}/revoke'));
+  assert.deepEqual(document.paths['/api/automation-tokens'].post.security, [{ session: [] }], 'a token does not manage tokens');
 });
 
 test('an unreachable database is "retry later" (503), never a refusal of the credentials', async () => {

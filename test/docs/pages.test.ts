@@ -376,6 +376,18 @@ test('docs/admin-app.md: the initial password and the JSON API with curl', async
       },
     },
     {
+      name: 'an automation token: a read and a write with Authorization: Bearer, then revoked',
+      command: /automation-token create --label ci/,
+      check({ stdout }) {
+        const lines = stdout.trim().split('\n');
+        assert.ok((JSON.parse(lines[0]!) as string[]).includes('Northfield Imaging'));
+        assert.equal(lines.at(-1), '401');
+        const [updated, revoked] = jsonDocuments(lines.slice(1, -1).join('\n')) as [{ ae_title: string; patient_put_creates: boolean }, { revoked_at: string | null }];
+        assert.deepEqual([updated.ae_title, updated.patient_put_creates], ['EASTGATE_CT', true]);
+        assert.ok(revoked.revoked_at);
+      },
+    },
+    {
       name: 'a lab result over HL7 v2, found on the patient\'s chart',
       command: /v2\/ingest/,
       check({ stdout }) {

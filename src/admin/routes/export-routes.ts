@@ -1,9 +1,8 @@
 /** A site's FHIR Bulk Data exports: the list (state, times, counts, who) and cancel. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { recordAudit } from '../../domain/audit/audit.ts';
 import { removeJobFiles } from '../../domain/bulk-export/export-files.ts';
-import { deleteExport, listExports, type ExportListEntry } from '../../domain/bulk-export/export-jobs.ts';
-import { HttpProblem } from '../../platform/http/http-problem.ts';
+import { cancelExport } from '../../domain/bulk-export/cancel-export.ts';
+import { listExports, type ExportListEntry } from '../../domain/bulk-export/export-jobs.ts';
 import type { Services } from '../../platform/services.ts';
 import { actorOf, siteForArea } from '../access.ts';
 import { errorResponses, uuidParam } from './schemas.ts';
@@ -92,12 +91,7 @@ export async function registerExportRoutes(app: FastifyInstance, services: Servi
     },
     async (request: FastifyRequest<{ Params: { siteId: string; exportId: string } }>) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'exports');
-      const deleted = await database.transaction(async (tx) => {
-        if (!(await deleteExport(tx, site.id, request.params.exportId))) return false;
-        await recordAudit(tx, { siteId: site.id, actor: actorOf(request), action: 'bulk-export.cancelled', targetType: 'bulk-export', targetId: request.params.exportId });
-        return true;
-      });
-      if (!deleted) throw new HttpProblem(404, 'not-found', 'no such export');
+      await database.transaction((tx) => cancelExport(tx, site.id, request.params.exportId, actorOf(request)));
       await removeJobFiles(services.config.bulkExport.dir, site.id, request.params.exportId);
       return { deleted: true };
     },

@@ -5,13 +5,12 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
-import { generatePassword } from '../../domain/users/password.ts';
-import { createUser, findUserById, listUsers, setPassword, updateUser } from '../../domain/users/users.ts';
+import { resetPassword } from '../../domain/users/password-reset.ts';
+import { createUser, findUserById, listUsers, updateUser } from '../../domain/users/users.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { Services } from '../../platform/services.ts';
 import { actorOf } from '../access.ts';
 import { sessionOf } from '../session/authenticate.ts';
-import { deleteUserSessions } from '../session/session-store.ts';
 import { errorResponses, userSchema, uuidParam } from './schemas.ts';
 import { userView } from './views.ts';
 
@@ -95,13 +94,11 @@ export async function registerServiceAdminRoutes(app: FastifyInstance, services:
     async (request: FastifyRequest<{ Params: { userId: string }; Body: { password?: string } }>) => {
       requireServiceAdmin(request);
       const target = await serviceAdmin(request.params.userId);
-      const generated = request.body.password ? undefined : generatePassword();
       const session = sessionOf(request);
-      await database.transaction(async (tx) => {
-        await setPassword(tx, target.id, request.body.password || generated!, actorOf(request));
-        await deleteUserSessions(tx, target.id, target.id === session.user.id ? session.idHash : undefined);
-      });
-      return generated ? { generated_password: generated } : {};
+      const { generatedPassword } = await database.transaction((tx) =>
+        resetPassword(tx, target.id, request.body.password, actorOf(request), target.id === session.user.id ? { keepSessionHash: session.idHash } : {}),
+      );
+      return generatedPassword ? { generated_password: generatedPassword } : {};
     },
   );
 }

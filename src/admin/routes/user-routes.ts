@@ -1,13 +1,12 @@
 /** A site's users: list, create, change role, reset password, deactivate and reactivate. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
-import { generatePassword } from '../../domain/users/password.ts';
-import { createUser, findUserById, listUsers, setPassword, updateUser, type UserRole } from '../../domain/users/users.ts';
+import { resetPassword } from '../../domain/users/password-reset.ts';
+import { createUser, findUserById, listUsers, updateUser, type UserRole } from '../../domain/users/users.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { Services } from '../../platform/services.ts';
 import { actorOf, siteForArea } from '../access.ts';
 import { sessionOf } from '../session/authenticate.ts';
-import { deleteUserSessions } from '../session/session-store.ts';
 import { errorResponses, userSchema, uuidParam } from './schemas.ts';
 import { userView } from './views.ts';
 
@@ -96,12 +95,11 @@ export async function registerUserRoutes(app: FastifyInstance, services: Service
     async (request: FastifyRequest<{ Params: { siteId: string; userId: string }; Body: { password?: string } }>) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'users');
       const target = await siteUser(site.id, request.params.userId);
-      const generated = request.body.password ? undefined : generatePassword();
-      await database.transaction(async (tx) => {
-        await setPassword(tx, target.id, request.body.password || generated!, actorOf(request));
-        await deleteUserSessions(tx, target.id, target.id === sessionOf(request).user.id ? sessionOf(request).idHash : undefined);
-      });
-      return generated ? { generated_password: generated } : {};
+      const session = sessionOf(request);
+      const { generatedPassword } = await database.transaction((tx) =>
+        resetPassword(tx, target.id, request.body.password, actorOf(request), target.id === session.user.id ? { keepSessionHash: session.idHash } : {}),
+      );
+      return generatedPassword ? { generated_password: generatedPassword } : {};
     },
   );
 

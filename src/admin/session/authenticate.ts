@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { Database } from '../../storage/database.ts';
+import { authenticateBearer, presentedBearer } from './bearer.ts';
 import { readCookie, sessionCookieName } from './cookies.ts';
 import { csrfHeaderName, csrfTokenMatches, isSameOrigin, isStateChanging } from './csrf.ts';
 import { findSession, type SessionUser } from './session-store.ts';
@@ -9,6 +10,8 @@ export interface AdminSession {
   idHash: Buffer;
   sessionId: string;
   user: SessionUser;
+  /** Set when an automation token, not a session, authenticated the request (./bearer.ts). */
+  automationToken?: { id: string; prefix: string };
 }
 
 declare module 'fastify' {
@@ -19,10 +22,18 @@ declare module 'fastify' {
 
 /**
  * Every route registered in `scope` needs a live session; state-changing ones also need the
- * session's CSRF token and a same-origin request. Runs before the body is parsed.
+ * session's CSRF token and a same-origin request. Runs before the body is parsed. A service
+ * administrator's automation token (Authorization: Bearer) stands in for a session.
  */
 export function requireSession(scope: FastifyInstance, database: Database, idleSeconds: number): void {
   scope.addHook('onRequest', async (request) => {
+    const bearer = presentedBearer(request);
+    if (bearer !== undefined) {
+      const { user, token } = await authenticateBearer(database, request, bearer);
+      request.adminSession = { idHash: Buffer.alloc(0), sessionId: '', user, automationToken: token };
+      request.log = request.log.child({ automationTokenId: token.id });
+      return;
+    }
     const sessionId = readCookie(request.headers.cookie, sessionCookieName);
     const session = await findSession(database, sessionId, idleSeconds);
     if (!session || !sessionId) throw new HttpProblem(401, 'unauthenticated', 'sign in first: there is no session, or it has ended');

@@ -101,6 +101,4 @@ export async function deleteSession(db: Queryable, idHash: Buffer): Promise<void
 }
 
 /** Ends every session of a user except, optionally, the one making the change. */
-export async function deleteUserSessions(db: Queryable, userId: string, except?: Buffer): Promise<void> {
-  await db.query('DELETE FROM admin_session WHERE user_id = $1 AND ($2::bytea IS NULL OR id_hash <> $2)', [userId, except ?? null]);
-}
+export { endUserSessions as deleteUserSessions } from '../../domain/users/password-reset.ts';

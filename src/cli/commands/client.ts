@@ -10,6 +10,7 @@ import { resolveSite } from '../../domain/sites/sites.ts';
 import { UsageError } from '../cli-error.ts';
 import type { CommandContext, CommandOptions } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
+import { switchOf } from '../switches.ts';
 import { withDatabase } from '../with-database.ts';
 
 function present(client: IntegrationClient) {
@@ -67,7 +68,9 @@ export async function clientCommand({ action, options, positionals, json }: Comm
     const client = await withDatabase(async (db) => {
       const site = await resolveSite(db, options.required('site'));
       const current = await resolveIntegrationClient(db, site.id, target);
-      return db.transaction((tx) => updateIntegrationClient(tx, site.id, current.id, settingsFrom(options), { kind: 'operator' }, { approveOverlap: options.flag('approve-overlap') }));
+      const enabled = switchOf(options, 'enable', 'disable');
+      const settings = { ...settingsFrom(options), ...(enabled !== undefined ? { enabled } : {}) };
+      return db.transaction((tx) => updateIntegrationClient(tx, site.id, current.id, settings, { kind: 'operator' }, { approveOverlap: options.flag('approve-overlap') }));
     });
     const out = present(client);
     print(out, json, () => formatRecord(out));

@@ -14,22 +14,29 @@ export const commands: Record<string, CommandDefinition> = {
   site: {
     usage: [
       'site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip] [--time-zone TZ]',
-      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ]   (--time-zone "" removes it)',
+      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ] [--[no-]patient-put-creates] [--[no-]allow-any-ip] [--data-access-retention-days D]   (--time-zone "" removes it)',
+      'site show SITE',
       'site list',
     ],
-    actions: ['create', 'update', 'list'],
-    values: ['name', 'ae-title', 'time-zone'],
-    flags: ['patient-put-creates', 'allow-any-ip'],
+    actions: ['create', 'update', 'show', 'list'],
+    values: ['name', 'ae-title', 'time-zone', 'data-access-retention-days'],
+    flags: ['patient-put-creates', 'allow-any-ip', 'no-patient-put-creates', 'no-allow-any-ip'],
     run: loaded(() => import('./site.ts'), (module) => module.siteCommand),
   },
   user: {
-    usage: ['user create --site SITE --email E [--role admin|clinician|service-admin] [--password P]', 'user list [--site SITE]'],
-    actions: ['create', 'list'],
+    usage: [
+      'user create --site SITE --email E [--role admin|clinician|service-admin] [--password P]',
+      'user update USER [--site SITE] [--role admin|clinician] [--deactivate|--reactivate]',
+      'user password USER [--site SITE] [--password P]   reset (generated and shown once without --password); ends their sessions',
+      'user list [--site SITE]',
+    ],
+    actions: ['create', 'update', 'password', 'list'],
     values: ['site', 'email', 'role', 'password'],
+    flags: ['deactivate', 'reactivate'],
     run: loaded(() => import('./user.ts'), (module) => module.userCommand),
   },
   key: {
-    usage: ['key create --site SITE --user USER [--label L]', 'key revoke KEY_ID', 'key list --site SITE'],
+    usage: ['key create --site SITE --user USER [--label L]', 'key revoke KEY_ID [--site SITE]', 'key list --site SITE'],
     actions: ['create', 'revoke', 'list'],
     values: ['site', 'user', 'label'],
     run: loaded(() => import('./key.ts'), (module) => module.keyCommand),
@@ -37,12 +44,12 @@ export const commands: Record<string, CommandDefinition> = {
   client: {
     usage: [
       'client create --site SITE --name N --protocol hl7-mllp --allowed-ips LIST [--sending-application A] [--sending-facility F] [--default-charset C] [--time-zone TZ] [--approve-overlap]',
-      'client update CLIENT --site SITE [--time-zone TZ] [--name N] [--allowed-ips LIST] [--sending-application A] [--sending-facility F] [--default-charset C] [--approve-overlap]',
+      'client update CLIENT --site SITE [--time-zone TZ] [--name N] [--allowed-ips LIST] [--sending-application A] [--sending-facility F] [--default-charset C] [--enable|--disable] [--approve-overlap]',
       'client list --site SITE',
     ],
     actions: ['create', 'update', 'list'],
     values: ['site', 'name', 'protocol', 'allowed-ips', 'sending-application', 'sending-facility', 'default-charset', 'time-zone'],
-    flags: ['approve-overlap'],
+    flags: ['approve-overlap', 'enable', 'disable'],
     run: loaded(() => import('./client.ts'), (module) => module.clientCommand),
   },
   'dicom-destination': {
@@ -62,19 +69,46 @@ export const commands: Record<string, CommandDefinition> = {
     run: loaded(() => import('./studies.ts'), (module) => module.studiesCommand),
   },
   report: {
-    usage: ['report create --site SITE --study STUDY_UID --text T [--status draft|completed] [--author USER]'],
-    actions: ['create'],
-    values: ['site', 'study', 'text', 'status', 'author'],
+    usage: [
+      'report create --site SITE --study STUDY_UID --text T [--status draft|completed] [--author USER]',
+      'report update REPORT_ID --site SITE --text T [--version N]   replace a draft\'s text',
+      'report complete REPORT_ID --site SITE [--text T] [--version N] [--author USER]   sign a draft',
+    ],
+    actions: ['create', 'update', 'complete'],
+    values: ['site', 'study', 'text', 'status', 'author', 'version'],
     run: loaded(() => import('./report.ts'), (module) => module.reportCommand),
   },
   audit: {
     usage: [
       'audit list --site SITE [--patient ID] [--user USER] [--key KEY] [--since T] [--until T] [--limit N] [--before CURSOR]',
       'audit purge [--site SITE]   drop data access records older than each site\'s retention',
+      'audit changes [--site SITE] [--limit N] [--before CURSOR]   the audit log of changes (without --site: the whole service\'s)',
     ],
-    actions: ['list', 'purge'],
+    actions: ['list', 'purge', 'changes'],
     values: ['site', 'patient', 'user', 'key', 'since', 'until', 'limit', 'before'],
-    run: loaded(() => import('./audit.ts'), (module) => module.auditCommand),
+    run: async (context) => (context.action === 'changes' ? (await import('./audit-changes.ts')).auditChangesCommand(context) : (await import('./audit.ts')).auditCommand(context)),
+  },
+  exports: {
+    usage: ['exports list --site SITE', 'exports cancel EXPORT_ID --site SITE   cancel an export, or delete a finished one, with its files'],
+    actions: ['list', 'cancel'],
+    values: ['site'],
+    run: loaded(() => import('./exports.ts'), (module) => module.exportsCommand),
+  },
+  connectivity: {
+    usage: ['connectivity show --site SITE   the DICOM address, called AE title and MLLP port for the site\'s senders'],
+    actions: ['show'],
+    values: ['site'],
+    run: loaded(() => import('./connectivity.ts'), (module) => module.connectivityCommand),
+  },
+  'automation-token': {
+    usage: [
+      'automation-token create [--label L] [--expires 90d|ISO_TIME]   a service administrator\'s token for the admin JSON API, shown once',
+      'automation-token list',
+      'automation-token revoke TOKEN   (its id or prefix)',
+    ],
+    actions: ['create', 'list', 'revoke'],
+    values: ['label', 'expires'],
+    run: loaded(() => import('./automation-token.ts'), (module) => module.automationTokenCommand),
   },
   messages: {
     usage: [

@@ -20,8 +20,10 @@ export async function keyCommand({ action, options, positionals, json }: Command
   }
   if (action === 'revoke') {
     const keyId = positionals[0];
-    if (!keyId) throw new UsageError('key revoke needs the key id: key revoke KEY_ID');
-    const apiKey = await withDatabase((db) => revokeApiKey(db, keyId, { kind: 'operator' }));
+    if (!keyId) throw new UsageError('key revoke needs the key id: key revoke KEY_ID [--site SITE]');
+    const siteOption = options.optional('site');
+    // With --site, a key of another site is "not found", as in the admin app.
+    const apiKey = await withDatabase(async (db) => revokeApiKey(db, keyId, { kind: 'operator' }, siteOption !== undefined ? { siteId: (await resolveSite(db, siteOption)).id } : {}));
     const out = { id: apiKey.id, prefix: apiKey.prefix, revoked_at: apiKey.revokedAt };
     print(out, json, () => formatRecord(out));
     return;

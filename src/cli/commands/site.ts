@@ -2,6 +2,7 @@ import { createSite, listSites, resolveSite, updateSite, type Site } from '../..
 import { UsageError } from '../cli-error.ts';
 import type { CommandContext } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
+import { integerOption, switchOf } from '../switches.ts';
 import { withDatabase } from '../with-database.ts';
 
 function present(site: Site) {
@@ -12,6 +13,7 @@ function present(site: Site) {
     patient_put_creates: site.policies.patientPutCreates,
     mllp_allow_any_ip: site.policies.mllpAllowAnyIp,
     time_zone: site.timeZone,
+    data_access_retention_days: site.dataAccessRetentionDays,
   };
 }
 
@@ -39,16 +41,35 @@ export async function siteCommand({ action, options, positionals, json }: Comman
     const target = positionals[0];
     if (!target) throw new UsageError('site update needs the site: site update SITE [--name N] [--ae-title AET] [--time-zone TZ]');
     const [name, aeTitle, timeZone] = [options.optional('name'), options.optional('ae-title'), options.optional('time-zone')];
+    const patientPutCreates = switchOf(options, 'patient-put-creates', 'no-patient-put-creates');
+    const mllpAllowAnyIp = switchOf(options, 'allow-any-ip', 'no-allow-any-ip');
+    const dataAccessRetentionDays = integerOption(options, 'data-access-retention-days');
     const site = await withDatabase(async (db) => {
       const current = await resolveSite(db, target);
-      return updateSite(
-        db,
-        current.id,
-        { ...(name !== undefined ? { name } : {}), ...(aeTitle !== undefined ? { aeTitle } : {}), ...(timeZone !== undefined ? { timeZone } : {}) },
-        { kind: 'operator' },
+      return db.transaction((tx) =>
+        updateSite(
+          tx,
+          current.id,
+          {
+            ...(name !== undefined ? { name } : {}),
+            ...(aeTitle !== undefined ? { aeTitle } : {}),
+            ...(timeZone !== undefined ? { timeZone } : {}),
+            ...(patientPutCreates !== undefined ? { patientPutCreates } : {}),
+            ...(mllpAllowAnyIp !== undefined ? { mllpAllowAnyIp } : {}),
+            ...(dataAccessRetentionDays !== undefined ? { dataAccessRetentionDays } : {}),
+          },
+          { kind: 'operator' },
+        ),
       );
     });
     const out = present(site);
+    print(out, json, () => formatRecord(out));
+    return;
+  }
+  if (action === 'show') {
+    const target = positionals[0];
+    if (!target) throw new UsageError('site show needs the site: site show SITE');
+    const out = present(await withDatabase((db) => resolveSite(db, target)));
     print(out, json, () => formatRecord(out));
     return;
   }

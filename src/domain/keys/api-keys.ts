@@ -1,14 +1,13 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Database, noteCredentialChange, type Queryable } from '../../storage/database.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { DomainError } from '../errors.ts';
 import type { Actor } from '../site-context.ts';
 import { siteColumns, toSite, type Site, type SiteRow } from '../sites/sites.ts';
 import { isUuid } from '../uuid.ts';
+import { hashSecret, newCredential, secretMatches } from './secrets.ts';
 
-// A key reads cg_<prefix>_<secret>: the prefix (48 random bits, hex) identifies the key in lists and
-// logs and finds its row; the secret (256 random bits) is what proves possession. Only a SHA-256
-// of the secret is stored: with that much entropy a slow hash adds nothing (as GitHub's tokens).
+// A key reads cg_<prefix>_<secret> (see ./secrets.ts).
 const keyPattern = /^cg_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
 export interface ApiKey {
@@ -48,10 +47,6 @@ function toApiKey(row: ApiKeyRow): ApiKey {
   };
 }
 
-function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret).digest();
-}
-
 export async function createApiKey(
   db: Queryable,
   input: { siteId: string; userId: string; label?: string },
@@ -64,8 +59,7 @@ export async function createApiKey(
   if (!owner.active) throw new DomainError('invalid', 'the user is deactivated', [{ message: 'the user is deactivated', location: 'user' }]);
   const label = (input.label ?? '').trim();
   if (label.length > 200) throw new DomainError('invalid', 'the label must be at most 200 characters', [{ message: 'too long', location: 'label' }]);
-  const prefix = randomBytes(6).toString('hex');
-  const secret = randomBytes(32).toString('base64url');
+  const { prefix, secret } = newCredential();
   const { rows } = await db.query<ApiKeyRow>(
     `INSERT INTO api_key (id, site_id, user_id, prefix, secret_hash, label) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
     [randomUUID(), input.siteId, input.userId, prefix, hashSecret(secret), label],
@@ -190,11 +184,7 @@ export async function authenticateApiKey(db: Queryable, presented: string | unde
   if (!match) return { ok: false, reason: 'malformed' };
   const [, prefix, secret] = match;
   const row = await findKeyRow(db, prefix!);
-  const presentedHash = hashSecret(secret!);
-  // Compare against a dummy when the prefix is unknown, so both paths do the same work.
-  const storedHash = row?.secret_hash ?? Buffer.alloc(presentedHash.length);
-  const matches = timingSafeEqual(presentedHash, storedHash) && row !== undefined;
-  if (!matches) return { ok: false, reason: 'unknown' };
+  if (!secretMatches(hashSecret(secret!), row?.secret_hash) || !row) return { ok: false, reason: 'unknown' };
   if (row.revoked_at !== null || !row.active) return { ok: false, reason: 'revoked' };
   if (shouldRecordUse(row.key_id, Date.now())) {
     db.query(

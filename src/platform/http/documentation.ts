@@ -26,8 +26,17 @@ export async function registerDocumentation(app: FastifyInstance, surface: HttpS
                 },
               },
             }
-          : { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'cg_session' } } },
-      security: surface.auth === 'api-key' ? [{ apiKey: [] }] : [{ session: [] }],
+          : {
+              securitySchemes: {
+                session: { type: 'apiKey', in: 'cookie', name: 'cg_session', description: 'A signed-in user; state-changing requests also send X-CSRF-Token' },
+                automationToken: {
+                  type: 'http',
+                  scheme: 'bearer',
+                  description: 'A service administrator\'s automation token (cgat_...), for scripts: no cookie and no CSRF token; a request with both a bearer token and a session cookie is refused (400)',
+                },
+              },
+            },
+      security: surface.auth === 'api-key' ? [{ apiKey: [] }] : [{ session: [] }, { automationToken: [] }],
     },
     // Documentation and health routes describe the origin, not its API.
     transform: ({ schema, url }) => ({ schema: (url.startsWith('/api/documentation') ? { ...schema, hide: true } : schema) as typeof schema, url }),

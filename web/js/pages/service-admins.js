@@ -2,6 +2,7 @@
 import { get, patch, post } from '../api.js';
 import { badge, formatDateTime, h, replace } from '../dom.js';
 import { describe, field, form } from '../forms.js';
+import { automationTokensSection } from './automation-tokens.js';
 import { announce, confirmDialog, copyButton, emptyState, errorBox, section, table } from '../widgets.js';
 
 /** @type {{ email: string; password: string } | null} */
@@ -9,7 +10,7 @@ let pendingPassword = null;
 
 /** The people who administer every site. @param {import('../routes.js').PageContext} context */
 export async function serviceAdminsPage(context) {
-  const { users } = await get('/api/service-admins');
+  const [{ users }, tokens] = await Promise.all([get('/api/service-admins'), automationTokensSection(context)]);
   const notice = h('div', { class: 'notice-area' });
   const showPassword = (/** @type {string} */ email, /** @type {string} */ password) => {
     const output = h('input', { type: 'text', readonly: true, value: password, class: 'secret', 'aria-label': `Password for ${email}` });
@@ -70,6 +71,7 @@ export async function serviceAdminsPage(context) {
       notice,
       table({ caption: 'Service admins', columns: ['E-mail', 'Status', 'Created', 'Actions'], rows, empty: emptyState('No service admins', h('p', null, 'Add one below.')) }),
       section('Add a service admin', create),
+      ...tokens,
     ],
   };
 }
