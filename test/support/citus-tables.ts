@@ -11,6 +11,7 @@ export const referenceTables: ReadonlyMap<string, string> = new Map([
   ['fhir_paging_secret', 'one row: the key signing FHIR paging tokens for every site'],
   ['admin_session', "a signed-in user's session, found by its hash before any site is known"],
   ['admin_sign_in_throttle', 'failed sign-ins per e-mail and per address, counted before any site is known'],
+  ['automation_token', "a service administrator's token for the admin JSON API: about the service, not any site"],
   ['service_node', 'the lease of each running node id; a few rows, about the service, not any site'],
 ]);
 
@@ -24,5 +25,6 @@ export const serviceTablesWithSiteColumn: ReadonlyMap<string, string> = new Map(
   ['api_key', 'a request is authenticated by its key prefix, which is what tells the site'],
   ['integration_client', 'an MLLP connection is matched to a client by its remote address and MSH-3/4 across all sites'],
   ['audit_event', 'service-wide administrative actions (sites, service admins) have no site (site_id null)'],
+  ['dicomweb_viewing_token', "a browser's DICOMweb request is authenticated by the token's hash, which is what tells the site"],
   ['refused_traffic', 'refusals are recorded before any site is known (an address no client admits, an unknown AE title or key prefix: site_id null)'],
 ]);
