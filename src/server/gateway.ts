@@ -5,6 +5,7 @@ import { recoverNodeTemporaryFolders } from '../dicom/transfer-recovery.ts';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import { processMetrics } from '../platform/metrics/gateway-metrics.ts';
+import { TrafficCounter } from '../domain/activity/traffic-counter.ts';
 import type { Services } from '../platform/services.ts';
 import { hl7v2Rerun } from '../hl7v2/intake/rerun.ts';
 import type { Database } from '../storage/database.ts';
@@ -112,12 +113,14 @@ export async function startGateway(
   let node: PreparedNode | undefined;
   let retention: DataAccessRetention | undefined;
   let exports: BulkExportWorker | undefined;
+  let traffic: TrafficCounter | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
     await Promise.allSettled(listeners.map(({ listener }) => listener.close()));
     await Promise.allSettled(origins.map((origin) => origin.close()));
     await exports?.stop();
+    await traffic?.stop();
     await retention?.stop();
     await node?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
@@ -135,7 +138,7 @@ export async function startGateway(
     // The FHIR definitions take seconds to index and block the event loop while they do: do it
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();
-    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database), messageRerun: hl7v2Rerun(opened.database, logger.child({ component: 'reprocess' })) };
+    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database), messageRerun: hl7v2Rerun(opened.database, logger.child({ component: 'reprocess' })), traffic: (traffic = new TrafficCounter(opened.database, logger.child({ component: 'traffic-counts' })).start()) };
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {
       const configured = config.ports[port];
