@@ -1,7 +1,8 @@
 /**
  * The service's health as the dashboard shows it: what /readyz answers (the database is
  * reachable), the nodes serving this database with the state of their lease (service_node,
- * heartbeat every 5 s, expired after 30 s), the worker processes of the answering node, and the
+ * heartbeat every 5 s, expired after 30 s), the serving processes up on each node (service_worker,
+ * src/platform/worker-heartbeat.ts), the workers configured, and the
  * free space of the data and DICOM storage directories (fs.statfs, as `df` reports it for an
  * unprivileged user).
  */
@@ -19,6 +20,8 @@ export interface NodeHealth {
   lease: 'live' | 'expired';
   startedAt: string;
   heartbeatAt: string;
+  /** Serving processes of the node whose heartbeat is fresh (service_worker). */
+  workersUp: number;
 }
 
 export interface DiskHealth {
@@ -58,9 +61,17 @@ export async function serviceHealth(database: Database, config: Pick<GatewayConf
 }
 
 async function leases(database: Database): Promise<NodeHealth[]> {
-  const { rows } = await database.query<{ node_id: string; started_at: Date; heartbeat_at: Date; live: boolean }>(
-    `SELECT node_id, started_at, heartbeat_at, heartbeat_at >= now() - make_interval(secs => $1) AS live FROM service_node ORDER BY node_id LIMIT 100`,
+  const { rows } = await database.query<{ node_id: string; started_at: Date; heartbeat_at: Date; live: boolean; workers_up: number }>(
+    `SELECT n.node_id, n.started_at, n.heartbeat_at, n.heartbeat_at >= now() - make_interval(secs => $1) AS live,
+            (SELECT count(*)::int FROM service_worker w WHERE w.node_id = n.node_id AND w.heartbeat_at >= now() - make_interval(secs => $1)) AS workers_up
+       FROM service_node n ORDER BY n.node_id LIMIT 100`,
     [leaseExpiresAfterSeconds],
   );
-  return rows.map((row) => ({ nodeId: row.node_id, lease: row.live ? 'live' : 'expired', startedAt: row.started_at.toISOString(), heartbeatAt: row.heartbeat_at.toISOString() }));
+  return rows.map((row) => ({
+    nodeId: row.node_id,
+    lease: row.live ? 'live' : 'expired',
+    startedAt: row.started_at.toISOString(),
+    heartbeatAt: row.heartbeat_at.toISOString(),
+    workersUp: row.workers_up,
+  }));
 }

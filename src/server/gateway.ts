@@ -6,6 +6,7 @@ import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import { processMetrics } from '../platform/metrics/gateway-metrics.ts';
 import { TrafficCounter } from '../domain/activity/traffic-counter.ts';
+import { startWorkerHeartbeat, type WorkerHeartbeat } from '../platform/worker-heartbeat.ts';
 import type { Services } from '../platform/services.ts';
 import { hl7v2Rerun } from '../hl7v2/intake/rerun.ts';
 import type { Database } from '../storage/database.ts';
@@ -114,6 +115,7 @@ export async function startGateway(
   let retention: DataAccessRetention | undefined;
   let exports: BulkExportWorker | undefined;
   let traffic: TrafficCounter | undefined;
+  let heartbeat: WorkerHeartbeat | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
@@ -121,6 +123,7 @@ export async function startGateway(
     await Promise.allSettled(origins.map((origin) => origin.close()));
     await exports?.stop();
     await traffic?.stop();
+    await heartbeat?.stop();
     await retention?.stop();
     await node?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
@@ -139,6 +142,7 @@ export async function startGateway(
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();
     const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database), messageRerun: hl7v2Rerun(opened.database, logger.child({ component: 'reprocess' })), traffic: (traffic = new TrafficCounter(opened.database, logger.child({ component: 'traffic-counts' })).start()) };
+    heartbeat = startWorkerHeartbeat(opened.database, config.nodeId);
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {
       const configured = config.ports[port];

@@ -1,6 +1,7 @@
 // The activity dashboard's sources, filled by a running service: an MLLP message records its
 // integration client, an HL7 message over HTTP its API key, FHIR requests are counted per key and
-// DICOM associations and instances per calling AE title (written in batches, the last at stop).
+// DICOM associations and instances per calling AE title (written in batches, the last at stop);
+// each worker keeps a heartbeat row while it runs.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -25,6 +26,7 @@ before(async () => {
   env = {
     CG_DATABASE_URL: db.connectionString,
     CG_DATA_DIR: mkdtempSync(join(tmpdir(), 'cg-activity-')),
+    CG_WORKERS: '2',
     ...{ CG_FHIR_PORT: '0', CG_HL7_PORT: '0', CG_MLLP_PORT: '0', CG_DICOM_PORT: '0', CG_ADMIN_PORT: '', CG_MPPS_PORT: '', CG_CONNECTIVITY_PORT: '', CG_DICOMWEB_PORT: '' },
   };
   service = await startServiceProcess(env, 4);
@@ -56,7 +58,10 @@ test('messages record what authenticated them; requests per key and DICOM traffi
   const instance = join(env.CG_DATA_DIR!, 'instance.dcm');
   await writeSyntheticInstance(instance, { study, series: `${study}.1`, instance: `${study}.1.1` }, 4, 4);
   await exec('storescu', ['-aet', 'MODALITY1', '-aec', 'QUAY', '127.0.0.1', String(service.ports.dicom), instance]);
+  const serving = await db.database.query<{ worker: number }>('SELECT worker FROM service_worker ORDER BY worker');
+  assert.deepEqual(serving.rows, [{ worker: 1 }, { worker: 2 }], 'each worker keeps its heartbeat row');
   assert.equal(await service.stop(), 0, 'a clean stop writes the counts still in memory');
+  assert.equal((await db.database.query('SELECT 1 FROM service_worker')).rowCount, 0, 'and removes the heartbeat rows');
 
   const logged = await db.database.query<{ transport: string; client_id: string | null; api_key_id: string | null }>(
     'SELECT transport, client_id, api_key_id FROM inbound_message WHERE site_id = $1 ORDER BY transport',

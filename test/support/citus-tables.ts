@@ -12,6 +12,7 @@ export const referenceTables: ReadonlyMap<string, string> = new Map([
   ['admin_session', "a signed-in user's session, found by its hash before any site is known"],
   ['admin_sign_in_throttle', 'failed sign-ins per e-mail and per address, counted before any site is known'],
   ['service_node', 'the lease of each running node id; a few rows, about the service, not any site'],
+  ['service_worker', 'a heartbeat per serving process of each node; a few rows, about the service, not any site'],
 ]);
 
 /**

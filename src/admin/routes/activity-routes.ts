@@ -117,7 +117,7 @@ export async function registerActivityRoutes(app: FastifyInstance, services: Ser
           answering_node: health.answeringNode,
           worker: health.worker,
           workers: health.workers,
-          nodes: health.nodes.map((node) => ({ node_id: node.nodeId, lease: node.lease, started_at: node.startedAt, heartbeat_at: node.heartbeatAt })),
+          nodes: health.nodes.map((node) => ({ node_id: node.nodeId, lease: node.lease, started_at: node.startedAt, heartbeat_at: node.heartbeatAt, workers_up: node.workersUp })),
           disks: health.disks.map((disk) => ({ name: disk.name, free_bytes: disk.freeBytes, total_bytes: disk.totalBytes })),
         },
       };

@@ -46,7 +46,7 @@ export const healthSchema = {
     workers: int,
     nodes: {
       type: 'array',
-      items: { type: 'object', properties: { node_id: { type: 'string' }, lease: { type: 'string', enum: ['live', 'expired'] }, started_at: instant, heartbeat_at: instant } },
+      items: { type: 'object', properties: { node_id: { type: 'string' }, lease: { type: 'string', enum: ['live', 'expired'] }, started_at: instant, heartbeat_at: instant, workers_up: int } },
     },
     disks: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, free_bytes: int, total_bytes: int } } },
   },

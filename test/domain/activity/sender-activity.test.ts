@@ -155,11 +155,12 @@ test('the counter is bounded in memory and rows are kept two days', async () => 
 test('the service\'s health: the database reachable, node leases, workers and free disk space', async () => {
   await db.database.query(`INSERT INTO service_node (node_id, holder, host, pid) VALUES ('node-a', $1, 'h', 1), ('node-b', $2, 'h', 2)`, [randomUUID(), randomUUID()]);
   await db.database.query(`UPDATE service_node SET heartbeat_at = now() - interval '5 minutes' WHERE node_id = 'node-b'`);
+  await db.database.query(`INSERT INTO service_worker (node_id, worker, pid, heartbeat_at) VALUES ('node-a', 1, 11, now()), ('node-a', 2, 12, now() - interval '1 minute'), ('node-b', 1, 21, now())`);
   const health = await serviceHealth(db.database, { nodeId: 'node-a', workers: 2, dataDir: tmpdir(), dicomStorageDir: '/nonexistent/for/this/test' });
   assert.equal(health.ready, true);
   assert.equal(health.answeringNode, 'node-a');
   assert.equal(health.workers, 2);
-  assert.deepEqual(health.nodes.map((node) => [node.nodeId, node.lease]), [['node-a', 'live'], ['node-b', 'expired']]);
+  assert.deepEqual(health.nodes.map((node) => [node.nodeId, node.lease, node.workersUp]), [['node-a', 'live', 1], ['node-b', 'expired', 1]], 'a worker whose heartbeat stopped is not up');
   assert.equal(health.disks.length, 1, 'a directory that cannot be read is left out');
   assert.equal(health.disks[0]!.name, 'data');
   assert.ok(health.disks[0]!.freeBytes > 0 && health.disks[0]!.freeBytes <= health.disks[0]!.totalBytes);

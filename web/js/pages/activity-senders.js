@@ -61,7 +61,7 @@ export function healthList(activity) {
   const health = activity.health;
   const nodes = health.nodes.length === 0
     ? 'no node lease recorded (a single process without a node id)'
-    : health.nodes.map((/** @type {any} */ n) => `${n.node_id} ${n.lease === 'live' ? 'live' : 'expired (stopped without releasing its id)'}, heartbeat ${formatInstant(n.heartbeat_at)}`).join('; ');
+    : health.nodes.map((/** @type {any} */ n) => `${n.node_id} ${n.lease === 'live' ? 'live' : 'expired (stopped without releasing its id)'}, ${n.workers_up} serving ${n.workers_up === 1 ? 'process' : 'processes'} up, heartbeat ${formatInstant(n.heartbeat_at)}`).join('; ');
   const disks = health.disks.map((/** @type {any} */ d) => `${d.name === 'data' ? 'data' : 'DICOM storage'} ${gigabytes(d.free_bytes)} free of ${gigabytes(d.total_bytes)} (${Math.round((100 * d.free_bytes) / Math.max(1, d.total_bytes))} %)`).join('; ');
   const item = (/** @type {string} */ term, /** @type {string} */ value) => [h('dt', null, term), h('dd', null, value)];
   return h('dl', { class: 'facts' },
