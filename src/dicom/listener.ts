@@ -86,7 +86,7 @@ export async function startDicomListener(services: Services, options: DicomListe
   // allowHalfOpen: a peer that sends a truncated PDU and closes its side still gets its A-ABORT.
   const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket: Socket) => {
     const remote = unmapIpv4(socket.remoteAddress ?? 'unknown');
-    const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits, storeLimits: stores, ...(services.metrics ? { metrics: services.metrics } : {}) });
+    const connection = new DicomConnection(socket, { settings, database: services.database, logger, layout, limits, storeLimits: stores, ...(services.metrics ? { metrics: services.metrics } : {}), ...(services.traffic ? { traffic: services.traffic } : {}) });
     const slot = slots.admit(remote, connection);
     if (!slot.admitted) {
       logger.warn({ remoteAddress: remote, perAddress: slots.maxPerAddress, total: slots.maxTotal, reason: slot.reason }, 'DICOM connection refused: connection limit reached');

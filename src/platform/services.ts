@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
+import type { TrafficCounter } from '../domain/activity/traffic-counter.ts';
 import type { MessageRerun } from '../domain/messages/message-reprocess.ts';
 import type { Database } from '../storage/database.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
@@ -13,4 +14,6 @@ export interface Services {
   metrics?: GatewayMetrics;
   /** HL7 v2 intake for reprocessing failed messages from the admin surface; absent: not offered. */
   messageRerun?: MessageRerun;
+  /** Requests per API key and DICOM traffic per calling AE title, for the activity dashboard; absent: not counted. */
+  traffic?: TrafficCounter;
 }

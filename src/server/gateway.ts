@@ -4,6 +4,8 @@ import type { GatewayConfig } from '../config/env.ts';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import { processMetrics } from '../platform/metrics/gateway-metrics.ts';
+import { TrafficCounter } from '../domain/activity/traffic-counter.ts';
+import { startWorkerHeartbeat, type WorkerHeartbeat } from '../platform/worker-heartbeat.ts';
 import type { Services } from '../platform/services.ts';
 import { hl7v2Rerun } from '../hl7v2/intake/rerun.ts';
 import { startBulkExportWorker, type BulkExportWorker } from './bulk-export-worker.ts';
@@ -48,12 +50,16 @@ export async function startGateway(
   let node: PreparedNode | undefined;
   let retention: DataAccessRetention | undefined;
   let exports: BulkExportWorker | undefined;
+  let traffic: TrafficCounter | undefined;
+  let heartbeat: WorkerHeartbeat | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
     await Promise.allSettled(listeners.map(({ listener }) => listener.close()));
     await Promise.allSettled(origins.map((origin) => origin.close()));
     await exports?.stop();
+    await traffic?.stop();
+    await heartbeat?.stop();
     await retention?.stop();
     await node?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
@@ -71,7 +77,8 @@ export async function startGateway(
     // The FHIR definitions take seconds to index and block the event loop while they do: do it
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();
-    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database), messageRerun: hl7v2Rerun(opened.database, logger.child({ component: 'reprocess' })) };
+    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database), messageRerun: hl7v2Rerun(opened.database, logger.child({ component: 'reprocess' })), traffic: (traffic = new TrafficCounter(opened.database, logger.child({ component: 'traffic-counts' })).start()) };
+    heartbeat = startWorkerHeartbeat(opened.database, config.nodeId);
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {
       const configured = config.ports[port];

@@ -397,6 +397,13 @@ test('docs/admin-app.md: the initial password and the JSON API with curl', async
       },
     },
     {
+      name: 'the activity dashboard\'s figures: the service ready, the lab\'s message counted',
+      command: /\/activity"/,
+      check({ stdout }) {
+        assert.deepEqual(JSON.parse(stdout), { ready: true, senders: [{ sending_application: 'LIS', transport: 'http', received: 1 }] });
+      },
+    },
+    {
       name: 'a viewing token reads the DICOMweb origin until the session ends',
       command: /dicomweb-tokens/,
       check({ stdout }) {

@@ -33,6 +33,7 @@ const crossSiteStatements: { fragment: string; reason: string }[] = [
     reason: 'an idle worker looks for a Bulk Data export job of any site to claim (once a second per process; the partial index holds only unfinished jobs)',
   },
   { fragment: 'FROM bulk_export_job WHERE expires_at < now()', reason: 'the clean-up finds expired exports of every site (one node, every ten minutes)' },
+  { fragment: 'DELETE FROM traffic_minute WHERE minute <', reason: 'the activity counters older than two days are deleted for every site (each process, once a minute)' },
 ];
 
 let db: TestDatabase;

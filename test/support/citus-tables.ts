@@ -13,6 +13,7 @@ export const referenceTables: ReadonlyMap<string, string> = new Map([
   ['admin_sign_in_throttle', 'failed sign-ins per e-mail and per address, counted before any site is known'],
   ['automation_token', "a service administrator's token for the admin JSON API: about the service, not any site"],
   ['service_node', 'the lease of each running node id; a few rows, about the service, not any site'],
+  ['service_worker', 'a heartbeat per serving process of each node; a few rows, about the service, not any site'],
 ]);
 
 /**

@@ -8,6 +8,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { findSiteByAeTitle, siteContextFor } from '../../domain/sites/sites.ts';
+import type { TrafficCounter } from '../../domain/activity/traffic-counter.ts';
 import type { GatewayMetrics } from '../../platform/metrics/gateway-metrics.ts';
 import type { Database } from '../../storage/database.ts';
 import { TransientStorageError } from '../../storage/errors.ts';
@@ -43,6 +44,7 @@ export interface ConnectionDependencies {
   limits: AssociationLimits;
   storeLimits: StoreLimits;
   metrics?: GatewayMetrics;
+  traffic?: TrafficCounter;
 }
 
 /** The A-ASSOCIATE-RQ is bounded separately: it carries at most 128 contexts and user items. */
@@ -181,6 +183,7 @@ export class DicomConnection {
       layout: this.#deps.layout,
       storeLimits: this.#deps.storeLimits,
       ...(this.#deps.metrics ? { metrics: this.#deps.metrics } : {}),
+      ...(this.#deps.traffic ? { traffic: this.#deps.traffic } : {}),
       callingAeTitle,
       remoteAddress: this.#remoteAddress,
     };
@@ -199,6 +202,7 @@ export class DicomConnection {
       'association accepted',
     );
     this.#deps.metrics?.dicomAssociation('accepted');
+    this.#deps.traffic?.count({ siteId: site.id, senderKind: 'ae-title', sender: callingAeTitle, surface: 'dicom', measure: 'association', ok: true });
     return new MessageExchange(context, negotiation.accepted, request.maxPduLength, (pdu) => this.#sendWhenWritable(pdu));
   }
 

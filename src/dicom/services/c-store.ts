@@ -43,6 +43,7 @@ export async function beginStore(association: AssociationContext, context: Accep
     finish: async () => {
       const outcome = await receiver.finish();
       association.metrics?.dicomInstance(metricOutcome[outcome.kind]);
+      association.traffic?.count({ siteId: association.site.siteId, senderKind: 'ae-title', sender: association.callingAeTitle, surface: 'dicom', measure: 'instance', ok: metricOutcome[outcome.kind] === 'stored' || outcome.kind === 'duplicate-identical' });
       return answerOf(association, sopInstanceUid, outcome);
     },
   };

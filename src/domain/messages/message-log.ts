@@ -95,11 +95,11 @@ export async function findLoggedMessage(db: Queryable, site: SiteContext, key: M
 }
 
 const insertColumns = `site_id, id, protocol, transport, sending_application, sending_facility, control_id,
-       message_type, outcome, ack_code, problems, ack_text, raw, remote_address, received_at, patient_identifier, reprocess_of`;
+       message_type, outcome, ack_code, problems, ack_text, raw, remote_address, received_at, patient_identifier, reprocess_of, client_id, api_key_id`;
 // ON CONFLICT DO NOTHING instead of catching the violation: the caller's transaction stays
 // usable without a savepoint (two round trips fewer per message).
 const insertStatement = `INSERT INTO inbound_message (${insertColumns})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      ON CONFLICT (site_id, protocol, sending_application, sending_facility, control_id) WHERE ${idempotencyPredicate} DO NOTHING`;
 
 /**
@@ -131,6 +131,9 @@ export async function recordMessage(tx: Transaction, site: SiteContext, message:
     message.receivedAt ?? new Date(),
     message.patientIdentifier ? message.patientIdentifier.slice(0, 200) : null,
     message.reprocessOf ?? null,
+    // What authenticated the delivery (the dashboard's per-client and per-key activity).
+    site.actor.kind === 'integration-client' ? site.actor.clientId : null,
+    site.actor.kind === 'api-key' ? site.actor.keyId : null,
   ];
   if (message.reprocessOf !== undefined && message.outcome === 'processed') {
     // The failed message points at its accepted attempt; only one attempt can take that place,

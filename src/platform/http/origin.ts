@@ -67,6 +67,7 @@ export async function createOrigin(surface: HttpSurface, services: Services): Pr
   app.addHook('onResponse', async (request, reply) => {
     services.metrics?.httpRequest(surface.name, request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     const site = request.siteContext;
+    if (site?.actor.kind === 'api-key' && surface.name !== 'admin' && surface.name !== 'connectivity') services.traffic?.count({ siteId: site.siteId, senderKind: 'api-key', sender: site.actor.keyId, surface: surface.name, measure: 'request', ok: reply.statusCode < 400 });
     request.log.info(
       {
         reqId: request.id,

@@ -3,10 +3,9 @@ import { get, query } from '../api.js';
 import { h } from '../dom.js';
 import { browserZone, formatInstant } from '../instant.js';
 import { section, table } from '../widgets.js';
+import { chartSummary, drawChart, hourlyTable, uPlotStyles } from './activity-chart.js';
+import { aeTitleTable, clientTable, healthList, keyTable } from './activity-senders.js';
 
-/** uPlot as published on npm (MIT), served by the admin origin from node_modules; loaded on this page only. */
-const uPlotModule = '/assets/vendor/uplot/uPlot.esm.js';
-const uPlotStyles = '/assets/vendor/uplot/uPlot.min.css';
 const refreshMs = 10_000;
 
 /** @param {any} counts */
@@ -19,47 +18,26 @@ function useUplotStyles() {
   document.head.append(h('link', { rel: 'stylesheet', href: uPlotStyles }));
 }
 
-/**
- * @param {HTMLElement} target
- * @param {any[]} series
- * @param {any} [existing]
- */
-async function drawChart(target, series, existing) {
-  const data = [series.map((point) => Date.parse(point.at) / 1000), series.map((point) => point.received), series.map((point) => point.errored)];
-  if (existing) {
-    existing.setData(data);
-    return existing;
-  }
-  const { default: uPlot } = await import(uPlotModule);
-  // The page is built before it is shown: wait until the chart's box is in the document to size it.
-  for (let tries = 0; !target.isConnected && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
-  const width = Math.max(240, Math.min(target.clientWidth || 800, 1100));
-  return new uPlot(
-    {
-      width,
-      height: 220,
-      series: [{}, { label: 'Received', stroke: '#0b5d6e', width: 2 }, { label: 'Errored or refused', stroke: '#b3261e', width: 2 }],
-      axes: [{}, { label: 'messages / 5 min' }],
-      scales: { x: { time: true } },
-    },
-    data,
-    target,
-  );
-}
-
 /** @param {import('../routes.js').PageContext} context */
 export async function activityPage(context) {
   const siteId = context.site.id;
   useUplotStyles();
+  const health = h('div');
   const counts = h('div');
   const senders = h('div');
+  const clients = h('div');
+  const keys = h('div');
+  const aeTitles = h('div');
   const updated = h('p', { class: 'hint', role: 'status' });
   const chart = h('div', { class: 'chart' });
+  const summary = h('div');
+  const hourly = h('div');
   /** @type {any} */
   let plot;
 
   const render = async () => {
     const activity = await get(`/api/sites/${siteId}/activity`);
+    health.replaceChildren(healthList(activity));
     counts.replaceChildren(table({
       caption: 'HL7 messages of the site',
       columns: ['Period', 'Received', 'Accepted', 'Errored (AE, AR)', 'Sender refused'],
@@ -79,10 +57,15 @@ export async function activityPage(context) {
       ]),
       empty: h('p', null, 'No message in the last 24 hours.'),
     }));
+    clients.replaceChildren(clientTable(activity, siteId));
+    keys.replaceChildren(keyTable(activity));
+    aeTitles.replaceChildren(aeTitleTable(activity));
+    summary.replaceChildren(chartSummary(activity.series));
+    hourly.replaceChildren(hourlyTable(activity.series));
     updated.textContent = `Updated ${formatInstant(activity.generated_at)}; every ${refreshMs / 1000} seconds.`;
     const drawn = drawChart(chart, activity.series, plot).then(
       (made) => (plot = made),
-      () => chart.replaceChildren(h('p', null, 'The chart could not be drawn; the counts above and below are complete.')),
+      () => chart.replaceChildren(h('p', null, 'The chart could not be drawn; the table of its figures per hour below is complete.')),
     );
     if (plot) await drawn;
   };
@@ -99,12 +82,18 @@ export async function activityPage(context) {
     title: 'Activity',
     body: [
       h('h1', null, 'Activity'),
-      h('p', { class: 'lead' }, `The site's HL7 traffic: what arrived, what was accepted, what failed. Times in ${browserZone()}.`),
+      h('p', { class: 'lead' }, `The site's traffic (HL7, DICOM, FHIR and every API key) and the service's health. Times in ${browserZone()}.`),
+      section('Service health', health),
       section('Counts', counts, updated),
-      section('Messages per five minutes, last 24 hours',
-        h('figure', { 'aria-label': 'Chart of messages received, and errored or refused, per five minutes over the last 24 hours' }, chart,
-          h('figcaption', { class: 'hint' }, 'Received (blue) and errored or refused (red) messages per five minutes. The counts above and the senders below give the same figures as text.'))),
-      section('Senders', senders),
+      section('Throughput and errors per five minutes, last 24 hours',
+        h('figure', { 'aria-label': 'Chart of HL7 messages, DICOM instances and FHIR requests, and their failures, per five minutes over the last 24 hours' }, chart,
+          h('figcaption', { class: 'hint' }, 'Solid lines: received, stored or requested; dashed lines: errored or failed. The legend under the chart names each line; the table below gives the same figures per hour.')),
+        summary,
+        h('details', null, h('summary', null, 'The chart\'s figures per hour'), hourly)),
+      section('HL7 senders (MSH-3 / MSH-4)', senders),
+      section('Integration clients', clients),
+      section('API keys', keys),
+      section('Calling AE titles (DICOM)', aeTitles),
     ],
   };
 }
