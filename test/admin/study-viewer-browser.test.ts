@@ -90,7 +90,13 @@ function canvasLevels(): number {
 
 /** Waits until the viewport shows an image (more than a few levels), as frames load after the stack is set. */
 async function showsImage(page: Page): Promise<void> {
-  await page.waitForFunction(`(${canvasLevels.toString()})() > 10`, undefined, { timeout: 30_000 });
+  // Polled from here: waitForFunction with a string predicate re-evaluates it by eval inside the
+  // page, which the admin CSP forbids, so it failed whenever the image was not there at once.
+  const deadline = Date.now() + 30_000;
+  while ((await page.evaluate(canvasLevels)) <= 10) {
+    if (Date.now() > deadline) throw new Error('the viewport showed no image within 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 const statusText = (page: Page) => page.locator('.viewer-status').innerText();
