@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 
 /**
  * Summarises a V8 .cpuprofile (node --cpu-prof) by self time per function and per package or
- * source file: `node bench/profile-summary.ts FILE [TOP]`. Used to find where the service spends
- * its CPU in a scenario that misses its target.
+ * source file: `node bench/profile-summary.ts FILE [TOP] [FROM_S TO_S]`. Used to find where the
+ * service spends its CPU in a scenario that misses its target; FROM_S and TO_S (seconds since the
+ * profile started) keep only the samples of one scenario's window of a whole-run profile.
  */
 interface ProfileNode {
   id: number;
@@ -11,7 +12,7 @@ interface ProfileNode {
   hitCount?: number;
 }
 
-const [file, topArg] = process.argv.slice(2);
+const [file, topArg, fromArg, toArg] = process.argv.slice(2);
 if (!file) {
   process.stderr.write('usage: node bench/profile-summary.ts FILE.cpuprofile [TOP]\n');
   process.exit(2);
@@ -19,8 +20,15 @@ if (!file) {
 const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
 const top = Number(topArg ?? 25);
 const byNode = new Map(profile.nodes.map((node) => [node.id, node]));
+const fromMicros = fromArg === undefined ? -Infinity : Number(fromArg) * 1e6;
+const toMicros = toArg === undefined ? Infinity : Number(toArg) * 1e6;
 const selfMicros = new Map<number, number>();
-profile.samples.forEach((id, i) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+let elapsedMicros = 0;
+profile.samples.forEach((id, i) => {
+  const delta = profile.timeDeltas[i] ?? 0;
+  elapsedMicros += delta;
+  if (elapsedMicros >= fromMicros && elapsedMicros < toMicros) selfMicros.set(id, (selfMicros.get(id) ?? 0) + delta);
+});
 const total = [...selfMicros.values()].reduce((sum, value) => sum + value, 0);
 
 function where(url: string): string {
