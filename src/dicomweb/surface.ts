@@ -36,7 +36,7 @@ export const dicomwebSurface: HttpSurface = {
   renderError: renderJsonError,
   async registerBeforeAuthentication(app: FastifyInstance, services: Services) {
     await registerBrowserCors(app, services.config);
-    installViewingTokenAuthentication(app, services.database);
+    installViewingTokenAuthentication(app, services.database, services.config.adminSession.idleSeconds);
   },
   async register(app: FastifyInstance, services: Services) {
     const layout = new StorageLayout(services.config.dicomStorageDir, stowTemporaryFolder(services.config));
