@@ -33,10 +33,21 @@ export const dicomwebSurface: HttpSurface = {
     'also rendered as JPEG or PNG. Authenticate with X-API-Key, or (reading only) ' +
     "with the admin app's short-lived viewing token as Authorization: Bearer.",
   auth: 'api-key',
+  alsoAccepts: {
+    name: 'viewingToken',
+    scheme: {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        "The admin app's viewing token (cgv_...) of a signed-in user, for one site, for reading only (QIDO-RS, WADO-RS): it lasts ten minutes " +
+        'and ends with the session that asked for it. STOW-RS with it is 403. A request with a bearer token never falls back to X-API-Key.',
+    },
+    covers: (method) => method === 'GET' || method === 'HEAD',
+  },
   renderError: renderJsonError,
   async registerBeforeAuthentication(app: FastifyInstance, services: Services) {
     await registerBrowserCors(app, services.config);
-    installViewingTokenAuthentication(app, services.database);
+    installViewingTokenAuthentication(app, services.database, services.config.adminSession.idleSeconds);
   },
   async register(app: FastifyInstance, services: Services) {
     const layout = new StorageLayout(services.config.dicomStorageDir, stowTemporaryFolder(services.config));

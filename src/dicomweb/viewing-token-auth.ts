@@ -12,7 +12,8 @@ import type { Database } from '../storage/database.ts';
 
 const challenge = 'Bearer realm="clinical-gateway", error="invalid_token"';
 
-export function installViewingTokenAuthentication(app: FastifyInstance, database: Database): void {
+/** `sessionIdleSeconds`: the admin session's idle limit, past which its tokens stop working too. */
+export function installViewingTokenAuthentication(app: FastifyInstance, database: Database, sessionIdleSeconds: number): void {
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.public || request.is404 || request.method === 'OPTIONS') return;
     const header = request.headers.authorization;
@@ -22,7 +23,7 @@ export function installViewingTokenAuthentication(app: FastifyInstance, database
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       throw new HttpProblem(403, 'forbidden', 'a viewing token reads only (QIDO-RS and WADO-RS); storing needs an API key', { headers: { 'www-authenticate': 'Bearer realm="clinical-gateway", error="insufficient_scope"' } });
     }
-    const result = await authenticateViewingToken(database, bearer[1]!);
+    const result = await authenticateViewingToken(database, bearer[1]!, sessionIdleSeconds);
     if (!result.ok) throw new HttpProblem(401, 'unauthenticated', 'the viewing token is not valid, has expired or was revoked', { headers: { 'www-authenticate': challenge } });
     request.siteContext = siteContextFor(result.site, { kind: 'user', userId: result.userId });
   });

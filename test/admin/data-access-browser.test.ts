@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
 import { adminSurface } from '../../src/admin/surface.ts';
+import { recordOperatorRead } from '../../src/cli/record-read.ts';
 import { dataAccessRecorder } from '../../src/domain/audit/data-access.ts';
 import { fhirSurface } from '../../src/fhir/surface.ts';
 import { createOrigin } from '../../src/platform/http/origin.ts';
@@ -48,6 +49,8 @@ test('a site administrator filters the data access log by patient and sees who r
   const other = await created('BR-OTHER');
   for (const id of [watched, other, watched]) assert.equal((await fetch(`${fhirUrl}/fhir/Patient/${id}`, { headers })).status, 200);
   await dataAccessRecorder(db.database).settled();
+  // And the operator's chart read on the command line (written before the command prints).
+  await recordOperatorRead(db.database, site.siteId, { interaction: 'view', resourceType: 'Patient', resourceIds: [other], patientIds: [other] });
 
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -59,8 +62,11 @@ test('a site administrator filters the data access log by patient and sees who r
   await page.getByRole('link', { name: 'Data access' }).click();
   await page.getByRole('heading', { level: 1, name: 'Data access' }).waitFor();
   const records = page.getByRole('table', { name: 'Data access records' });
-  await records.getByRole('row').nth(3).waitFor();
-  assert.equal(await records.getByRole('row').count(), 4, 'a header row and three reads');
+  await records.getByRole('row').nth(4).waitFor();
+  assert.equal(await records.getByRole('row').count(), 5, 'a header row, three FHIR reads and the operator\'s');
+  const newest = await records.getByRole('row').nth(1).innerText();
+  assert.match(newest, /operator/);
+  assert.match(newest, /Command line view/);
   await page.getByLabel('Patient (FHIR id)').fill(watched);
   await page.getByRole('button', { name: 'Search' }).click();
   await page.waitForURL(new RegExp(`patient=${watched}`));

@@ -75,8 +75,9 @@ test('messages reprocess: 0 when accepted, 3 when the attempt fails again, 1 whe
 
   const notYet = await runCli(['messages', 'reprocess', refused!, '--site', site.siteId, '--json'], env);
   assert.equal(notYet.status, 1);
-  // With --json a failure is a JSON document on stderr (src/cli/cli-error.ts).
-  assert.match((JSON.parse(notYet.stderr) as { error: { message: string } }).error.message, /MSH-4 "ANNEX"/);
+  const refusal = JSON.parse(notYet.stderr) as { error: { code: string; message: string } };
+  assert.equal(refusal.error.code, 'business-rule');
+  assert.match(refusal.error.message, /MSH-4 "ANNEX"/);
   await updateIntegrationClient(db.database, site.siteId, client.id, { sendingFacility: 'ANNEX' }, { kind: 'operator' });
   const done = await runCliJson<{ original: { id: string; reprocessed_as: string }; attempt: { id: string; ack: string; reprocess_of: string } }>(['messages', 'reprocess', refused!, '--site', site.siteId], env);
   assert.equal(done.attempt.ack, 'AA');

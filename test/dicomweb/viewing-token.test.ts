@@ -117,6 +117,26 @@ test('a missing, malformed, unknown, expired or revoked token is 401 with a Bear
   assert.equal((await read(fresh, '/studies')).status, 401);
 });
 
+test("a token stops working once its admin session is idle past CG_ADMIN_SESSION_IDLE_SECONDS, as the session itself does", async () => {
+  const { signed, token } = await clinicianWithStudy();
+  const idleSeconds = origin.services!.config.adminSession.idleSeconds;
+  const idleFor = async (seconds: number) => {
+    const { rowCount } = await origin.db.database.query(
+      `UPDATE admin_session SET last_seen_at = now() - make_interval(secs => $1)
+       WHERE id_hash = (SELECT session_id_hash FROM dicomweb_viewing_token ORDER BY created_at DESC LIMIT 1)`,
+      [seconds],
+    );
+    assert.equal(rowCount, 1);
+  };
+  await idleFor(idleSeconds - 60);
+  assert.equal((await read(token, '/studies')).status, 200, 'a session used within the limit keeps its tokens');
+  await idleFor(idleSeconds + 1);
+  const response = await read(token, '/studies');
+  assert.equal(response.status, 401);
+  assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer .*invalid_token/);
+  assert.equal((await admin.inject(as(signed, { url: '/api/session' }))).json().user, null, 'the session itself has ended by the same rule');
+});
+
 test('a token is only issued to a signed-in user, on a same-origin request with the CSRF token', async () => {
   const { siteId, signed } = await clinicianWithStudy();
   assert.equal((await admin.inject({ method: 'POST', url: `/api/sites/${siteId}/dicomweb-tokens` })).statusCode, 401);

@@ -32,11 +32,11 @@ export async function runCliJson<T = Record<string, unknown>>(args: string[], en
 }
 
 /** A migrated database of its own for a CLI test file, and the CLI's environment pointing at it. */
-export function useCliDatabase(): { env(): NodeJS.ProcessEnv } {
+export function useCliDatabase(): { env(): NodeJS.ProcessEnv; database(): TestDatabase['database'] } {
   let db: TestDatabase | undefined;
   before(async () => {
     db = await createTestDatabase();
   });
   after(() => db?.drop());
-  return { env: () => ({ CG_DATABASE_URL: db!.connectionString }) };
+  return { env: () => ({ CG_DATABASE_URL: db!.connectionString }), database: () => db!.database };
 }

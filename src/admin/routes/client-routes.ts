@@ -6,7 +6,7 @@ import { sessionOf } from '../session/authenticate.ts';
 import type { Services } from '../../platform/services.ts';
 import { actorOf, siteForArea } from '../access.ts';
 import { clientSchema, errorResponses, timeZoneField, uuidParam } from './schemas.ts';
-import { clientView } from './views.ts';
+import { clientJson } from '../../domain/clients/client-json.ts';
 
 const tags = ['integration clients'];
 const siteParams = { type: 'object', required: ['siteId'], properties: { siteId: uuidParam } } as const;
@@ -70,7 +70,7 @@ export async function registerClientRoutes(app: FastifyInstance, services: Servi
     { schema: { summary: 'The site\'s integration clients', tags, params: siteParams, response: { 200: { type: 'object', properties: { clients: { type: 'array', items: clientSchema } } }, ...errorResponses } } },
     async (request: FastifyRequest<{ Params: { siteId: string } }>) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'clients');
-      return { clients: (await listIntegrationClients(database, site.id)).map(clientView) };
+      return { clients: (await listIntegrationClients(database, site.id)).map(clientJson) };
     },
   );
 
@@ -89,7 +89,7 @@ export async function registerClientRoutes(app: FastifyInstance, services: Servi
       const { site } = await siteForArea(database, request, request.params.siteId, 'clients');
       const input = { protocol: 'hl7-mllp', ...toInput(request.body) } as ClientInput;
       const client = await database.transaction((tx) => createIntegrationClient(tx, site.id, input, actorOf(request), approvalOf(request)));
-      return reply.code(201).send(clientView(client));
+      return reply.code(201).send(clientJson(client));
     },
   );
 
@@ -107,7 +107,7 @@ export async function registerClientRoutes(app: FastifyInstance, services: Servi
     async (request: FastifyRequest<{ Params: { siteId: string; clientId: string }; Body: ClientBody }>) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'clients');
       const client = await database.transaction((tx) => updateIntegrationClient(tx, site.id, request.params.clientId, toInput(request.body), actorOf(request), approvalOf(request)));
-      return clientView(client);
+      return clientJson(client);
     },
   );
 }

@@ -1,6 +1,7 @@
 /** The site's HL7 message log: search and filters, each raw message, and reprocessing a failed one. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { getMessage, type LoggedMessageSummary } from '../../domain/messages/message-log.ts';
+import { displayRaw } from '../../domain/messages/message-text.ts';
 import { reprocessAttempts, reprocessMessage } from '../../domain/messages/message-reprocess.ts';
 import { countBound, maxMessagePage, messageSorts, searchMessages, type MessageQuery } from '../../domain/messages/message-search.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
@@ -29,20 +30,6 @@ export function summaryView(message: LoggedMessageSummary) {
     reprocess_of: message.reprocessOf,
     reprocessed_as: message.reprocessedAs,
   };
-}
-
-/**
- * Raw bytes as text for reading: UTF-8 when they are valid UTF-8, else Latin-1 (HL7 8859/1), so
- * no byte is dropped; segment terminators (CR) become line breaks for display.
- */
-export function displayRaw(raw: Buffer): string {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
-  } catch {
-    text = raw.toString('latin1');
-  }
-  return text.replace(/\r\n?/g, '\n');
 }
 
 /** AA/AE/AR (and HL7 v3's CA/CE/CR) name the outcome an operator looks for; refused, the sender refused. */

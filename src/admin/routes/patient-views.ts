@@ -6,6 +6,7 @@
 import type { AllergyIntolerance, CodeableConcept, Condition, DocumentReference, Observation, Patient, Quantity, Range } from '@medplum/fhirtypes';
 import { studyView } from './worklist-routes.ts';
 import type { PatientChart } from '../../domain/patients/chart.ts';
+import { personName } from '../../domain/patients/person-name.ts';
 
 function conceptText(concept: CodeableConcept | undefined): string | null {
   if (!concept) return null;
@@ -26,14 +27,6 @@ function rangeText(range: { low?: Quantity; high?: Quantity; text?: string } | R
   const unit = range.low?.unit ?? range.high?.unit ?? '';
   const text = low && high ? `${low}–${high}` : low ? `≥ ${low}` : high ? `≤ ${high}` : null;
   return text ? `${text}${unit ? ` ${unit}` : ''}` : null;
-}
-
-function personName(patient: Patient): string | null {
-  const name = patient.name?.find((n) => n.use === 'official') ?? patient.name?.[0];
-  if (!name) return null;
-  if (name.text) return name.text;
-  const given = (name.given ?? []).join(' ');
-  return [name.family, given].filter(Boolean).join(', ') || null;
 }
 
 export function patientSummaryView(patient: Patient) {

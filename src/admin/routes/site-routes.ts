@@ -6,7 +6,7 @@ import type { Services } from '../../platform/services.ts';
 import { actorOf, canSeeSite, siteForArea } from '../access.ts';
 import { sessionOf } from '../session/authenticate.ts';
 import { errorResponses, siteSchema, timeZoneField, uuidParam } from './schemas.ts';
-import { siteView } from './views.ts';
+import { siteJson } from '../../domain/sites/site-json.ts';
 
 const tags = ['sites'];
 const siteParams = { type: 'object', required: ['siteId'], properties: { siteId: uuidParam } } as const;
@@ -36,9 +36,9 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
     { schema: { summary: 'Sites the signed-in user may see', description: 'Every site for a service admin; the own site for everyone else.', tags, response: { 200: { type: 'object', properties: { sites: { type: 'array', items: siteSchema } } }, ...errorResponses } } },
     async (request) => {
       const { user } = sessionOf(request);
-      if (user.role === 'service-admin') return { sites: (await listSites(database)).map(siteView) };
+      if (user.role === 'service-admin') return { sites: (await listSites(database)).map(siteJson) };
       const own = user.siteId ? await findSiteById(database, user.siteId) : undefined;
-      return { sites: own ? [siteView(own)] : [] };
+      return { sites: own ? [siteJson(own)] : [] };
     },
   );
 
@@ -69,7 +69,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
           actorOf(request),
         ),
       );
-      return reply.code(201).send(siteView(site));
+      return reply.code(201).send(siteJson(site));
     },
   );
 
@@ -79,7 +79,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
     async (request: FastifyRequest<{ Params: { siteId: string } }>) => {
       const site = canSeeSite(request, request.params.siteId) ? await findSiteById(database, request.params.siteId) : undefined;
       if (!site) throw new HttpProblem(404, 'not-found', 'no such site');
-      return siteView(site);
+      return siteJson(site);
     },
   );
 
@@ -121,7 +121,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
           actorOf(request),
         ),
       );
-      return siteView(updated);
+      return siteJson(updated);
     },
   );
 }

@@ -1,6 +1,6 @@
 /** The site's worklist and one study's page: series, procedure steps and reports. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ProcedureStep } from '../../domain/imaging/procedure-steps.ts';
+import { procedureStepJson } from '../../domain/imaging/procedure-step-json.ts';
 import type { ImagingReport } from '../../domain/imaging/report-queries.ts';
 import { getStudy, listWorklist, maxWorklistPageSize, type WorklistFilter, type WorklistStudy } from '../../domain/imaging/worklist.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
@@ -59,20 +59,6 @@ export function reportView(report: ImagingReport, emails: Map<string, string>) {
     updated_at: report.updatedAt,
     completed_at: report.completedAt,
     version: report.version,
-  };
-}
-
-function stepView(step: ProcedureStep) {
-  return {
-    sop_instance_uid: step.sopInstanceUid,
-    status: step.status,
-    modality: step.modality,
-    station_ae_title: step.stationAeTitle,
-    started_at: step.startedAt,
-    ended_at: step.endedAt,
-    procedure: step.procedureCode ? (step.procedureCode.codeMeaning ?? step.procedureCode.codeValue) : null,
-    source: step.source,
-    updated_at: step.updatedAt,
   };
 }
 
@@ -197,7 +183,7 @@ export async function registerWorklistRoutes(app: FastifyInstance, services: Ser
           instance_count: s.instanceCount,
           size_bytes: s.sizeBytes,
         })),
-        procedure_steps: study.procedureSteps.map(stepView),
+        procedure_steps: study.procedureSteps.map(procedureStepJson),
         reports: study.reports.map((r) => reportView(r, emails)),
       };
     },

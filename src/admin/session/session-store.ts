@@ -7,6 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable } from '../../storage/database.ts';
 import type { User, UserRole } from '../../domain/users/users.ts';
+import { liveSessionCondition } from '../../domain/users/session-liveness.ts';
 
 /**
  * The idle limit (a forgotten browser tab on a ward computer signs itself out) is the
@@ -82,7 +83,7 @@ export async function findSession(db: Queryable, sessionId: string | undefined, 
     `SELECT s.user_id, u.site_id, u.email, u.role, s.expires_at,
             s.last_seen_at < now() - make_interval(secs => $3) AS stale
      FROM admin_session s JOIN app_user u ON u.id = s.user_id
-     WHERE s.id_hash = $1 AND u.active AND s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => $2)`,
+     WHERE s.id_hash = $1 AND u.active AND ${liveSessionCondition('s', '$2')}`,
     [idHash, idleSeconds, touchIntervalSeconds(idleSeconds)],
   );
   const row = rows[0];

@@ -4,29 +4,14 @@ import {
   resolveIntegrationClient,
   updateIntegrationClient,
   type ClientInput,
-  type IntegrationClient,
 } from '../../domain/clients/integration-clients.ts';
+import { clientJson } from '../../domain/clients/client-json.ts';
 import { resolveSite } from '../../domain/sites/sites.ts';
 import { UsageError } from '../cli-error.ts';
 import type { CommandContext, CommandOptions } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
 import { switchOf } from '../switches.ts';
 import { withDatabase } from '../with-database.ts';
-
-function present(client: IntegrationClient) {
-  return {
-    id: client.id,
-    site_id: client.siteId,
-    name: client.name,
-    protocol: client.protocol,
-    allowed_ips: client.allowedIps,
-    sending_application: client.sendingApplication,
-    sending_facility: client.sendingFacility,
-    default_charset: client.defaultCharset,
-    time_zone: client.timeZone,
-    enabled: client.enabled,
-  };
-}
 
 /** The options create and update share; on update an empty value clears a setting. */
 function settingsFrom(options: CommandOptions): Partial<ClientInput> {
@@ -58,7 +43,7 @@ export async function clientCommand({ action, options, positionals, json }: Comm
       // The operator has the service administrator's authority to approve an overlap.
       return db.transaction((tx) => createIntegrationClient(tx, site.id, input, { kind: 'operator' }, { approveOverlap: options.flag('approve-overlap') }));
     });
-    const out = present(client);
+    const out = clientJson(client);
     print(out, json, () => formatRecord(out));
     return;
   }
@@ -72,11 +57,11 @@ export async function clientCommand({ action, options, positionals, json }: Comm
       const settings = { ...settingsFrom(options), ...(enabled !== undefined ? { enabled } : {}) };
       return db.transaction((tx) => updateIntegrationClient(tx, site.id, current.id, settings, { kind: 'operator' }, { approveOverlap: options.flag('approve-overlap') }));
     });
-    const out = present(client);
+    const out = clientJson(client);
     print(out, json, () => formatRecord(out));
     return;
   }
   const clients = await withDatabase(async (db) => listIntegrationClients(db, (await resolveSite(db, options.required('site'))).id));
-  const rows = clients.map(present);
+  const rows = clients.map(clientJson);
   print(rows, json, () => formatTable(rows, ['id', 'name', 'protocol', 'allowed_ips', 'sending_application', 'sending_facility', 'time_zone', 'enabled']));
 }

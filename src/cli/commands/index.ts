@@ -63,10 +63,22 @@ export const commands: Record<string, CommandDefinition> = {
     run: loaded(() => import('./dicom-destination.ts'), (module) => module.dicomDestinationCommand),
   },
   studies: {
-    usage: ['studies list --site SITE [--from DATE] [--to DATE] [--modality M] [--patient P] [--limit N]'],
-    actions: ['list'],
+    usage: [
+      'studies list --site SITE [--from DATE] [--to DATE] [--modality M] [--patient P] [--limit N]',
+      'studies show STUDY_UID --site SITE   a study with its series, procedure steps and reports',
+    ],
+    actions: ['list', 'show'],
     values: ['site', 'from', 'to', 'modality', 'patient', 'limit'],
     run: loaded(() => import('./studies.ts'), (module) => module.studiesCommand),
+  },
+  patients: {
+    usage: [
+      'patients search --site SITE [--name N] [--identifier ID] [--birth-date YYYY-MM-DD] [--limit N]   at least one of the three',
+      'patients show PATIENT_ID --site SITE   the patient\'s chart (resources as FHIR JSON with --json)',
+    ],
+    actions: ['search', 'show'],
+    values: ['site', 'name', 'identifier', 'birth-date', 'limit'],
+    run: loaded(() => import('./patients.ts'), (module) => module.patientsCommand),
   },
   report: {
     usage: [
@@ -113,9 +125,10 @@ export const commands: Record<string, CommandDefinition> = {
   messages: {
     usage: [
       'messages list --site SITE [--from T] [--to T] [--type ADT^A01] [--outcome AA|AE|AR|refused] [--control-id ID] [--patient ID] [--sender MSH3_OR_MSH4] [--transport mllp|http] [--protocol hl7v2|hl7v3] [--sort newest|oldest] [--at T] [--limit N] [--after CURSOR]',
+      'messages show MESSAGE_ID --site SITE   one message: its raw text, the acknowledgement sent, its reprocessed attempts',
       'messages reprocess MESSAGE_ID --site SITE   run a failed message again (exit 3: the attempt was not accepted)',
     ],
-    actions: ['list', 'reprocess'],
+    actions: ['list', 'show', 'reprocess'],
     values: ['site', 'limit', 'after', 'at', 'from', 'to', 'type', 'outcome', 'control-id', 'patient', 'sender', 'transport', 'protocol', 'sort'],
     run: loaded(() => import('./messages.ts'), (module) => module.messagesCommand),
   },

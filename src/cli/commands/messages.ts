@@ -1,17 +1,21 @@
 /**
- * messages list: the site's message log with the admin app's filters; messages reprocess: run a
- * failed message again. Exit status: 0 done (reprocess: the attempt was accepted), 1 refused or
+ * messages list: the site's message log with the admin app's filters; messages show: one message
+ * with its raw text, the acknowledgement sent and its reprocessed attempts (both recorded in the
+ * data access log, like the admin app's); messages reprocess: run a failed message again. Exit status: 0 done (reprocess: the attempt was accepted), 1 refused or
  * failed (no such message, already accepted, database), 2 usage, 3 reprocessed but the attempt
  * was not accepted (its ACK is printed).
  */
-import type { LoggedMessageSummary } from '../../domain/messages/message-log.ts';
-import { reprocessMessage } from '../../domain/messages/message-reprocess.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { getMessage, type LoggedMessageSummary } from '../../domain/messages/message-log.ts';
+import { reprocessAttempts, reprocessMessage } from '../../domain/messages/message-reprocess.ts';
+import { displayRaw } from '../../domain/messages/message-text.ts';
 import { maxMessagePage, messageSorts, searchMessages, type MessageQuery } from '../../domain/messages/message-search.ts';
 import { resolveSite, siteContextFor } from '../../domain/sites/sites.ts';
 import { hl7v2Rerun } from '../../hl7v2/intake/rerun.ts';
 import type { CommandContext, CommandOptions } from '../command.ts';
 import { UsageError } from '../cli-error.ts';
-import { formatTable, print } from '../output.ts';
+import { formatRecord, formatTable, print } from '../output.ts';
+import { recordOperatorRead } from '../record-read.ts';
 import { withDatabase } from '../with-database.ts';
 
 export const notAcceptedExitCode = 3;
@@ -83,10 +87,14 @@ function row(message: LoggedMessageSummary) {
 
 export async function messagesCommand({ action, options, positionals, json }: CommandContext): Promise<void> {
   if (action === 'reprocess') return reprocessCommand(options, positionals, json);
+  if (action === 'show') return showCommand(options, positionals, json);
   const query = messageQueryFromOptions(options);
   const page = await withDatabase(async (db) => {
     const site = siteContextFor(await resolveSite(db, options.required('site')), { kind: 'operator' });
-    return searchMessages(db, site, query);
+    const found = await searchMessages(db, site, query);
+    const criteria = Object.entries(query).filter(([, value]) => value !== undefined).map(([name, value]): [string, string] => [name, value instanceof Date ? value.toISOString() : String(value)]);
+    await recordOperatorRead(db, site.siteId, { interaction: 'search', resourceType: 'Message', query: new URLSearchParams(criteria).toString(), resourceIds: found.messages.map((message) => message.id), patientIds: [] });
+    return found;
   });
   const rows = page.messages.map(row);
   const total = { total: page.total, total_exact: page.totalExact };
@@ -109,4 +117,23 @@ async function reprocessCommand(options: CommandOptions, positionals: string[], 
     (result.attempt.problems.length ? `\n${result.attempt.problems.map((p) => `  ${p.severity}: ${p.message}`).join('\n')}` : ''),
   );
   if (result.attempt.outcome !== 'processed') process.exitCode = notAcceptedExitCode;
+}
+
+async function showCommand(options: CommandOptions, positionals: string[], json: boolean): Promise<void> {
+  const [messageId] = positionals;
+  if (!messageId || positionals.length > 1) throw new UsageError('messages show takes one message id: messages show MESSAGE_ID --site SITE');
+  const { message, attempts } = await withDatabase(async (db) => {
+    const site = siteContextFor(await resolveSite(db, options.required('site')), { kind: 'operator' });
+    const found = await getMessage(db, site, messageId);
+    if (!found) throw new DomainError('not-found', `no message ${messageId} in this site`);
+    const tries = await reprocessAttempts(db, site, found.id);
+    await recordOperatorRead(db, site.siteId, { interaction: 'view', resourceType: 'Message', resourceIds: [found.id], patientIds: [] });
+    return { message: found, attempts: tries };
+  });
+  const document = { ...row(message), raw: displayRaw(message.raw), raw_size: message.raw.length, ack_text: displayRaw(Buffer.from(message.ackText, 'utf8')), attempts: attempts.map(row) };
+  print(document, json, () => {
+    const { raw, ack_text: ackText, attempts: tries, ...summary } = document;
+    return `${formatRecord(summary)}\n\n${raw}\n\nacknowledgement sent:\n${ackText}` +
+      (tries.length ? `\n\nreprocessed attempts:\n${formatTable(tries, ['id', 'received_at', 'ack', 'outcome'])}` : '');
+  });
 }

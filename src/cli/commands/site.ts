@@ -1,21 +1,10 @@
-import { createSite, listSites, resolveSite, updateSite, type Site } from '../../domain/sites/sites.ts';
+import { siteJson } from '../../domain/sites/site-json.ts';
+import { createSite, listSites, resolveSite, updateSite } from '../../domain/sites/sites.ts';
 import { UsageError } from '../cli-error.ts';
 import type { CommandContext } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
 import { integerOption, switchOf } from '../switches.ts';
 import { withDatabase } from '../with-database.ts';
-
-function present(site: Site) {
-  return {
-    id: site.id,
-    name: site.name,
-    ae_title: site.aeTitle,
-    patient_put_creates: site.policies.patientPutCreates,
-    mllp_allow_any_ip: site.policies.mllpAllowAnyIp,
-    time_zone: site.timeZone,
-    data_access_retention_days: site.dataAccessRetentionDays,
-  };
-}
 
 export async function siteCommand({ action, options, positionals, json }: CommandContext): Promise<void> {
   if (action === 'create') {
@@ -33,7 +22,7 @@ export async function siteCommand({ action, options, positionals, json }: Comman
         { kind: 'operator' },
       ),
     );
-    const out = present(site);
+    const out = siteJson(site);
     print(out, json, () => formatRecord(out));
     return;
   }
@@ -62,17 +51,17 @@ export async function siteCommand({ action, options, positionals, json }: Comman
         ),
       );
     });
-    const out = present(site);
+    const out = siteJson(site);
     print(out, json, () => formatRecord(out));
     return;
   }
   if (action === 'show') {
     const target = positionals[0];
     if (!target) throw new UsageError('site show needs the site: site show SITE');
-    const out = present(await withDatabase((db) => resolveSite(db, target)));
+    const out = siteJson(await withDatabase((db) => resolveSite(db, target)));
     print(out, json, () => formatRecord(out));
     return;
   }
-  const rows = (await withDatabase((db) => listSites(db))).map(present);
+  const rows = (await withDatabase((db) => listSites(db))).map(siteJson);
   print(rows, json, () => formatTable(rows, ['id', 'name', 'ae_title', 'patient_put_creates', 'mllp_allow_any_ip', 'time_zone']));
 }

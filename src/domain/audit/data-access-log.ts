@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../../storage/database.ts';
 import { DomainError } from '../errors.ts';
-import type { DataAccessInteraction } from './data-access.ts';
+import type { DataAccess, DataAccessInteraction } from './data-access.ts';
 
 export interface DataAccessFilter {
   patientId?: string;
@@ -26,7 +26,7 @@ export interface DataAccessEntry {
   keyId: string | null;
   keyPrefix: string | null;
   remoteAddress: string | null;
-  surface: 'fhir' | 'admin';
+  surface: DataAccess['surface'];
   interaction: DataAccessInteraction;
   resourceType: string;
   query: string | null;
@@ -70,7 +70,7 @@ interface EntryRow {
   key_id: string | null;
   prefix: string | null;
   remote_address: string | null;
-  surface: 'fhir' | 'admin';
+  surface: DataAccess['surface'];
   interaction: DataAccessInteraction;
   resource_type: string;
   query: string | null;

@@ -25,7 +25,7 @@ export interface DataAccess {
   userId: string | null;
   keyId: string | null;
   remoteAddress: string | null;
-  surface: 'fhir' | 'admin' | 'dicomweb';
+  surface: 'fhir' | 'admin' | 'dicomweb' | 'cli';
   interaction: DataAccessInteraction;
   resourceType: string;
   query?: string;

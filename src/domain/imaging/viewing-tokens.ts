@@ -3,11 +3,14 @@
  * issues one to a signed-in user who may see a site, and the DICOMweb origin accepts it as
  * `Authorization: Bearer` (RFC 6750) for QIDO-RS and WADO-RS of that site only. A token is 256
  * random bits, stored only as its SHA-256 (with that much entropy a slow hash adds nothing), lives
- * a few minutes, and dies with the admin session that asked for it (ON DELETE CASCADE).
+ * a few minutes, and dies with the admin session that asked for it: at once when the session is
+ * deleted (ON DELETE CASCADE), and as soon as the session is past its absolute end or its idle
+ * limit (the session's own rule, session-liveness.ts), whether or not its row is deleted yet.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../../storage/database.ts';
 import { siteColumns, toSite, type Site, type SiteRow } from '../sites/sites.ts';
+import { liveSessionCondition } from '../users/session-liveness.ts';
 
 /** Long enough to read a series; the viewer asks for a new one before this runs out. */
 export const viewingTokenSeconds = 10 * 60;
@@ -44,10 +47,12 @@ export type ViewingTokenCheck =
   | { ok: false; reason: 'malformed' | 'unknown' };
 
 /**
- * The site and user of a presented token, if it is live: not expired, its session not ended, its
- * user active and still allowed to see the site (a service administrator, or a user of that site).
+ * The site and user of a presented token, if it is live: not expired, its session live (neither
+ * past its absolute end nor idle past `sessionIdleSeconds`), its user active and still allowed to
+ * see the site (a service administrator, or a user of that site). Reading images does not count
+ * as activity of the session: the admin app's own requests do.
  */
-export async function authenticateViewingToken(db: Queryable, presented: string): Promise<ViewingTokenCheck> {
+export async function authenticateViewingToken(db: Queryable, presented: string, sessionIdleSeconds: number): Promise<ViewingTokenCheck> {
   const match = tokenPattern.exec(presented.trim());
   if (!match) return { ok: false, reason: 'malformed' };
   const presentedHash = hashToken(match[1]!);
@@ -57,9 +62,9 @@ export async function authenticateViewingToken(db: Queryable, presented: string)
      JOIN admin_session a ON a.id_hash = t.session_id_hash
      JOIN app_user u ON u.id = t.user_id
      JOIN site s ON s.id = t.site_id
-     WHERE t.token_hash = $1 AND t.expires_at > now() AND a.expires_at > now() AND u.active
+     WHERE t.token_hash = $1 AND t.expires_at > now() AND ${liveSessionCondition('a', '$2')} AND u.active
        AND (u.role = 'service-admin' OR u.site_id = t.site_id)`,
-    [presentedHash],
+    [presentedHash, sessionIdleSeconds],
   );
   const row = rows[0];
   // The row was found by its hash; comparing again in constant time keeps the check itself free

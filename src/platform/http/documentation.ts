@@ -24,6 +24,7 @@ export async function registerDocumentation(app: FastifyInstance, surface: HttpS
                   name: 'X-API-Key',
                   description: `A key of one site. Without a valid key the answer is 401 with WWW-Authenticate: ${apiKeyChallenge}`,
                 },
+                ...(surface.alsoAccepts ? { [surface.alsoAccepts.name]: surface.alsoAccepts.scheme } : {}),
               },
             }
           : {
@@ -39,7 +40,10 @@ export async function registerDocumentation(app: FastifyInstance, surface: HttpS
       security: surface.auth === 'api-key' ? [{ apiKey: [] }] : [{ session: [] }, { automationToken: [] }],
     },
     // Documentation and health routes describe the origin, not its API.
-    transform: ({ schema, url }) => ({ schema: (url.startsWith('/api/documentation') ? { ...schema, hide: true } : schema) as typeof schema, url }),
+    transform: ({ schema, url, route }) => {
+      if (url.startsWith('/api/documentation')) return { schema: { ...schema, hide: true } as typeof schema, url };
+      return { schema: withAlsoAccepted(surface, schema, route.method), url };
+    },
   });
   if (!enabled) return;
   await app.register(swaggerUi, {
@@ -48,4 +52,16 @@ export async function registerDocumentation(app: FastifyInstance, surface: HttpS
     staticCSP: true,
   });
   app.get('/api/documentation/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+}
+
+/**
+ * Each operation's security when the origin accepts another credential for some methods: either
+ * credential where it is accepted, the origin's own elsewhere. Routes that declare their own
+ * security (public ones: `security: []`) keep it.
+ */
+function withAlsoAccepted<S extends object>(surface: HttpSurface, schema: S, method: string | string[]): S {
+  const also = surface.alsoAccepts;
+  if (!also || surface.auth !== 'api-key' || (schema as { security?: unknown }).security !== undefined) return schema;
+  const covered = [method].flat().every((one) => also.covers(one));
+  return { ...schema, security: covered ? [{ apiKey: [] }, { [also.name]: [] }] : [{ apiKey: [] }] };
 }

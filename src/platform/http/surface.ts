@@ -27,6 +27,11 @@ export interface HttpSurface {
   description: string;
   /** api-key: X-API-Key checked by the platform before every route; session: the surface checks. */
   auth: 'api-key' | 'session';
+  /**
+   * Another credential the origin accepts besides its `auth` one, for the methods `covers`
+   * selects, as the OpenAPI document declares it (DICOMweb: the viewing token, reads only).
+   */
+  alsoAccepts?: { name: string; scheme: { type: 'http'; scheme: 'bearer'; description: string }; covers(method: string): boolean };
   renderError(error: HttpErrorInfo): RenderedError;
   /**
    * Plugins that must act before authentication: a CORS preflight carries no credentials and is

@@ -6,6 +6,8 @@ import { emptyState, table } from '../widgets.js';
 import { localInputValue, offsetLabel } from '../time-format.js';
 
 const filterNames = ['patient', 'user', 'key', 'since', 'until'];
+/** @type {Record<string, string>} */
+const surfaceNames = { fhir: 'FHIR', dicomweb: 'DICOMweb', admin: 'Admin app', cli: 'Command line' };
 
 /**
  * The site's data access log: who read which patient's data, when and from where (every FHIR
@@ -42,9 +44,9 @@ export async function dataAccessPage(context) {
   const page = await get(`/api/sites/${siteId}/data-access${query({ ...filters, limit: 50, before })}`);
   const rows = page.entries.map((/** @type {any} */ e) => [
     formatDateTime(e.occurred_at),
-    e.key_prefix ? [h('code', null, e.key_prefix), h('div', { class: 'meta' }, e.user_email ?? e.user_id ?? '—')] : (e.user_email ?? e.user_id ?? '—'),
+    e.key_prefix ? [h('code', null, e.key_prefix), h('div', { class: 'meta' }, e.user_email ?? e.user_id ?? '—')] : (e.user_email ?? e.user_id ?? (e.surface === 'cli' ? 'operator' : '—')),
     e.remote_address ?? '—',
-    `${e.surface === 'fhir' ? 'FHIR' : 'Admin app'} ${e.interaction}`,
+    `${surfaceNames[e.surface] ?? e.surface} ${e.interaction}`,
     [e.resource_type, e.query ? h('div', { class: 'meta' }, e.query) : null],
     e.resource_count > e.resource_ids.length ? `${e.resource_ids.length} of ${e.resource_count} shown: ${e.resource_ids.join(', ')}` : (e.resource_ids.join(', ') || 'none'),
     e.patient_ids.length > 0 ? e.patient_ids.join(', ') : '—',
@@ -54,7 +56,7 @@ export async function dataAccessPage(context) {
     title: 'Data access',
     body: [
       h('h1', null, 'Data access'),
-      h('p', { class: 'lead' }, `Who read this site's clinical data: every FHIR read and search and every clinical view of this app. Records are kept ${context.site.data_access_retention_days} days.`),
+      h('p', { class: 'lead' }, `Who read this site's clinical data: every FHIR and DICOMweb read and search, every clinical view of this app and every clinical read on the command line. Records are kept ${context.site.data_access_retention_days} days.`),
       form,
       table({
         caption: 'Data access records',
