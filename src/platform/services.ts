@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
 import type { Database } from '../storage/database.ts';
+import type { DiskSpaceGuard } from './disk-space/disk-space-guard.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
 
 /** What the composition root hands to every surface. Nothing else is shared between surfaces. */
@@ -10,4 +11,6 @@ export interface Services {
   logger: Logger;
   /** Prometheus metrics of this process (src/platform/metrics); absent where nothing scrapes (tests, the CLI). */
   metrics?: GatewayMetrics;
+  /** The free-space floor's last sample; absent where nothing samples it (tests, the CLI): never refused. */
+  diskSpace?: DiskSpaceGuard;
 }

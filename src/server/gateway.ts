@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
 import { recoverNodeTemporaryFolders } from '../dicom/transfer-recovery.ts';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
+import { startDiskSpaceGuard, writtenFolders, type DiskSpaceGuard } from '../platform/disk-space/disk-space-guard.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import { processMetrics } from '../platform/metrics/gateway-metrics.ts';
 import type { Services } from '../platform/services.ts';
@@ -109,6 +110,7 @@ export async function startGateway(
   let node: PreparedNode | undefined;
   let retention: DataAccessRetention | undefined;
   let exports: BulkExportWorker | undefined;
+  let diskSpace: DiskSpaceGuard | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
@@ -116,6 +118,7 @@ export async function startGateway(
     await Promise.allSettled(origins.map((origin) => origin.close()));
     await exports?.stop();
     await retention?.stop();
+    diskSpace?.stop();
     await node?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
     lock?.release();
@@ -132,7 +135,8 @@ export async function startGateway(
     // The FHIR definitions take seconds to index and block the event loop while they do: do it
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();
-    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database) };
+    diskSpace = await startDiskSpaceGuard({ folders: writtenFolders(config), settings: config.diskSpace, logger: logger.child({ component: 'disk-space' }) });
+    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database), diskSpace };
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {
       const configured = config.ports[port];

@@ -75,7 +75,7 @@ export async function beginInstance(context: InstanceStoreContext, announced: An
   const { sopInstanceUid, sopClassUid } = announced;
   if (!isLenientDicomUid(sopInstanceUid)) return refusingReceiver({ kind: 'rejected', reason: 'invalid', comment: 'SOP Instance UID is not a UID' });
   if (await context.storeLimits.belowFreeSpaceFloor().catch(() => false)) {
-    context.logger.warn({ sopInstanceUid }, 'store refused: free disk space under the data directory is below CG_DICOM_MIN_FREE_DISK');
+    context.logger.warn({ sopInstanceUid }, 'store refused: free disk space is below CG_DICOM_MIN_FREE_DISK or the service\'s floor (CG_MIN_FREE_DISK)');
     return refusingReceiver({ kind: 'no-space' });
   }
   let file: IncomingFile;
