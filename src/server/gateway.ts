@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
 import { recoverNodeTemporaryFolders } from '../dicom/transfer-recovery.ts';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
+import { startDataLifecycleJob } from '../domain/retention/data-lifecycle-job.ts';
 import { startDiskSpaceGuard, writtenFolders, type DiskSpaceGuard } from '../platform/disk-space/disk-space-guard.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import { processMetrics } from '../platform/metrics/gateway-metrics.ts';
@@ -46,7 +47,7 @@ export interface PreparedNode {
 
 /**
  * What runs once per node before any surface accepts: migrations, the node id's lease, the
- * first-run admin, planner statistics. Each is safe against another node doing the same at the
+ * first-run admin, planner statistics, the data lifecycle job. Each is safe against another node doing the same at the
  * same moment (advisory locks, idempotent SQL; docs/architecture/scale-out.md).
  */
 export async function prepareNode(database: Database, config: GatewayConfig, logger: Logger, kind: OpenedDatabase['kind']): Promise<PreparedNode> {
@@ -62,8 +63,11 @@ export async function prepareNode(database: Database, config: GatewayConfig, log
   }
   const storageLogger = logger.child({ component: 'storage' });
   const statistics: PlannerStatistics = startPlannerStatistics(database, { log: (level, details, message) => storageLogger[level](details, message) });
+  // Message body retention and storage use: once per node here, once across nodes by its lock.
+  const lifecycle = startDataLifecycleJob(database, logger.child({ component: 'data-lifecycle' }));
   return {
     async stop() {
+      await lifecycle.stop();
       await statistics.stop();
       await lease.release();
     },

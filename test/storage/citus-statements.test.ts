@@ -33,6 +33,12 @@ const crossSiteStatements: { fragment: string; reason: string }[] = [
     reason: 'an idle worker looks for a Bulk Data export job of any site to claim (once a second per process; the partial index holds only unfinished jobs)',
   },
   { fragment: 'FROM bulk_export_job WHERE expires_at < now()', reason: 'the clean-up finds expired exports of every site (one node, every ten minutes)' },
+  {
+    fragment: 'count(*)::bigint AS rows, coalesce(sum(pg_column_size(t.*)), 0)::bigint AS bytes',
+    reason: 'storage use counts every site\'s rows of each table at once (one node, hourly, or `site usage --refresh`)',
+  },
+  { fragment: 'coalesce(sum(size_bytes), 0)::bigint AS bytes FROM imaging_instance GROUP BY site_id', reason: 'storage use sums every site\'s DICOM bytes at once (as above)' },
+  { fragment: 'DELETE FROM site_storage_usage', reason: 'storage use replaces every site\'s figures at once (as above)' },
 ];
 
 let db: TestDatabase;
@@ -172,6 +178,7 @@ async function runWorkload(): Promise<void> {
   // The CLI's site views and a report; then FHIR's view of it.
   await runCliJson(['studies', 'list', '--site', 'North'], env);
   await runCliJson(['messages', 'list', '--site', 'North'], env);
+  await runCliJson(['site', 'usage', 'North', '--refresh'], env);
   const report = await runCliJson<{ id: string }>(['report', 'create', '--site', 'North', '--study', study, '--text', 'Normal.', '--status', 'draft', '--author', 'ris@north.test'], env);
   await expect(fetch(`${fhir}/DiagnosticReport/${report.id}`, { headers }), 200);
   await expect(fetch(`${fhir}/DiagnosticReport?patient=${patientId}&status=preliminary`, { headers }), 200);

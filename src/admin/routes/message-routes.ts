@@ -74,7 +74,16 @@ export async function registerMessageRoutes(app: FastifyInstance, services: Serv
         tags,
         params: { type: 'object', required: ['siteId', 'messageId'], properties: { siteId: uuidParam, messageId: uuidParam } },
         response: {
-          200: { type: 'object', properties: { ...messageSummarySchema.properties, raw: { type: 'string' }, raw_size: { type: 'integer' }, ack: { type: 'string' } } },
+          200: {
+            type: 'object',
+            properties: {
+              ...messageSummarySchema.properties,
+              raw: { type: ['string', 'null'], description: 'null once the site\'s message body retention purged it' },
+              raw_size: { type: 'integer' },
+              body_purged_at: { type: ['string', 'null'], format: 'date-time' },
+              ack: { type: 'string' },
+            },
+          },
           ...errorResponses,
         },
       },
@@ -84,7 +93,12 @@ export async function registerMessageRoutes(app: FastifyInstance, services: Serv
       const message = await getMessage(database, context, request.params.messageId);
       if (!message) throw new HttpProblem(404, 'not-found', 'no such message in this site');
       auditAdminView(database, request, context.siteId, { interaction: 'view', resourceType: 'Message', resourceIds: [message.id], patientIds: [] });
-      return { ...summaryView(message), raw: displayRaw(message.raw), raw_size: message.raw.length, ack: displayRaw(Buffer.from(message.ackText, 'utf8')) };
+      return {
+        ...summaryView(message),
+        raw: message.raw ? displayRaw(message.raw) : null,
+        raw_size: message.raw?.length ?? 0,
+        body_purged_at: message.bodyPurgedAt,
+        ack: displayRaw(Buffer.from(message.ackText, 'utf8')) };
     },
   );
 }

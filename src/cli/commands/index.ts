@@ -17,12 +17,13 @@ export const commands: Record<string, CommandDefinition> = {
   site: {
     usage: [
       'site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip] [--time-zone TZ]',
-      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ]   (--time-zone "" removes it)',
+      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ] [--message-body-retention-days N]   (--time-zone "" removes it; retention "" keeps bodies for ever)',
+      'site usage SITE [--refresh]   storage use: database rows and bytes per table, DICOM bytes',
       'site list',
     ],
-    actions: ['create', 'update', 'list'],
-    values: ['name', 'ae-title', 'time-zone'],
-    flags: ['patient-put-creates', 'allow-any-ip'],
+    actions: ['create', 'update', 'usage', 'list'],
+    values: ['name', 'ae-title', 'time-zone', 'message-body-retention-days'],
+    flags: ['patient-put-creates', 'allow-any-ip', 'refresh'],
     run: siteCommand,
   },
   user: {

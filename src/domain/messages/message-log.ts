@@ -71,7 +71,9 @@ export interface LoggedMessageSummary {
 
 export interface LoggedMessage extends LoggedMessageSummary {
   ackText: string;
-  raw: Buffer;
+  /** null once the site's message body retention has purged it (bodyPurgedAt says when). */
+  raw: Buffer | null;
+  bodyPurgedAt: string | null;
 }
 
 export class DuplicateMessageError extends Error {
@@ -96,7 +98,8 @@ interface Row {
   remote_address: string | null;
   received_at: Date;
   ack_text?: string;
-  raw?: Buffer;
+  raw?: Buffer | null;
+  body_purged_at?: Date | null;
 }
 
 function toSummary(row: Row): LoggedMessageSummary {
@@ -116,14 +119,18 @@ function toSummary(row: Row): LoggedMessageSummary {
   };
 }
 
+function loggedMessage(row: Row): LoggedMessage {
+  return { ...toSummary(row), ackText: row.ack_text!, raw: row.raw ?? null, bodyPurgedAt: row.body_purged_at?.toISOString() ?? null };
+}
+
 export async function findLoggedMessage(db: Queryable, site: SiteContext, key: MessageKey): Promise<LoggedMessage | undefined> {
   const { rows } = await db.query<Row>(
-    `SELECT ${summaryColumns}, ack_text, raw FROM inbound_message
+    `SELECT ${summaryColumns}, ack_text, raw, body_purged_at FROM inbound_message
       WHERE site_id = $1 AND protocol = $2 AND sending_application = $3 AND sending_facility = $4 AND control_id = $5`,
     [site.siteId, key.protocol, key.sendingApplication, key.sendingFacility, key.controlId],
   );
   const row = rows[0];
-  return row ? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! } : undefined;
+  return row ? loggedMessage(row) : undefined;
 }
 
 const insertColumns = `site_id, id, protocol, transport, sending_application, sending_facility, control_id,
@@ -209,7 +216,7 @@ export async function listMessages(db: Queryable, site: SiteContext, options: { 
 /** One message with its raw bytes and acknowledgement; undefined for another site's id. */
 export async function getMessage(db: Queryable, site: SiteContext, id: string): Promise<LoggedMessage | undefined> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
-  const { rows } = await db.query<Row>(`SELECT ${summaryColumns}, ack_text, raw FROM inbound_message WHERE site_id = $1 AND id = $2`, [site.siteId, id]);
+  const { rows } = await db.query<Row>(`SELECT ${summaryColumns}, ack_text, raw, body_purged_at FROM inbound_message WHERE site_id = $1 AND id = $2`, [site.siteId, id]);
   const row = rows[0];
-  return row ? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! } : undefined;
+  return row ? loggedMessage(row) : undefined;
 }
