@@ -63,8 +63,8 @@ export async function prepareNode(database: Database, config: GatewayConfig, log
   }
   const storageLogger = logger.child({ component: 'storage' });
   const statistics: PlannerStatistics = startPlannerStatistics(database, { log: (level, details, message) => storageLogger[level](details, message) });
-  // Message body retention and storage use: once per node here, once across nodes by its lock.
-  const lifecycle = startDataLifecycleJob(database, logger.child({ component: 'data-lifecycle' }));
+  // Offboarded sites, message body retention, storage use: once per node here, once across nodes by its lock.
+  const lifecycle = startDataLifecycleJob(database, logger.child({ component: 'data-lifecycle' }), { folders: { dicomStorageDir: config.dicomStorageDir, exportDir: config.bulkExport.dir } });
   return {
     async stop() {
       await lifecycle.stop();

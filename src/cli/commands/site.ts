@@ -1,6 +1,7 @@
 import { createSite, listSites, resolveSite, updateSite, type Site } from '../../domain/sites/sites.ts';
 import { readStorageUsage, refreshStorageUsage, storageUsageView } from '../../domain/retention/storage-usage.ts';
 import { UsageError } from '../cli-error.ts';
+import { offboardingCommand } from './site-offboarding.ts';
 import type { CommandContext } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
 import { withDatabase } from '../with-database.ts';
@@ -76,6 +77,10 @@ export async function siteCommand({ action, options, positionals, json }: Comman
       return storageUsageView(await readStorageUsage(db, site.id));
     });
     print(usage, json, () => formatUsage(usage));
+    return;
+  }
+  if (action === 'offboard' || action === 'purge') {
+    await offboardingCommand(action, positionals[0], options, json);
     return;
   }
   const rows = (await withDatabase((db) => listSites(db))).map(present);

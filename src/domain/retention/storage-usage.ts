@@ -7,6 +7,7 @@
  * so the background job does it and keeps the result in site_storage_usage; readers read that.
  */
 import type { Database, Queryable } from '../../storage/database.ts';
+import { quotedIdentifier, tablesWithSiteColumn } from './site-tables.ts';
 
 export const dicomFilesItem = 'dicom-files';
 
@@ -28,27 +29,15 @@ export interface SiteStorageUsage {
   dicomBytes: number;
 }
 
-/** Tables of the public schema with a site_id column, the usage table itself aside. */
-async function siteScopedTables(db: Queryable): Promise<string[]> {
-  const { rows } = await db.query<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_class c
-       JOIN pg_namespace n ON n.oid = c.relnamespace
-       JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'site_id' AND NOT a.attisdropped
-      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND c.relname <> 'site_storage_usage'
-      ORDER BY c.relname`,
-  );
-  return rows.map((row) => row.name);
-}
-
 /** Computes every site's figures and replaces the stored ones; returns how many rows it wrote. */
 export async function refreshStorageUsage(database: Database): Promise<number> {
   const computedAt = new Date();
   const figures: { siteId: string; item: string; rows: string; bytes: string }[] = [];
   // One statement per table, outside any long transaction: a table's scan holds no lock intake waits on.
-  for (const table of await siteScopedTables(database)) {
+  for (const table of (await tablesWithSiteColumn(database)).filter((name) => name !== 'site_storage_usage')) {
     const { rows } = await database.query<{ site_id: string; rows: string; bytes: string }>(
       `SELECT site_id, count(*)::bigint AS rows, coalesce(sum(pg_column_size(t.*)), 0)::bigint AS bytes
-         FROM "${table.replace(/"/g, '""')}" t WHERE site_id IS NOT NULL GROUP BY site_id`,
+         FROM ${quotedIdentifier(table)} t WHERE site_id IS NOT NULL GROUP BY site_id`,
     );
     for (const row of rows) figures.push({ siteId: row.site_id, item: table, rows: row.rows, bytes: row.bytes });
   }
