@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { recordMessage } from '../../src/domain/messages/message-log.ts';
+import { purgeMessageBodies } from '../../src/domain/retention/message-body-purge.ts';
 import { refreshStorageUsage } from '../../src/domain/retention/storage-usage.ts';
 import { accessibilityViolations, screenshot, useAdminInBrowser, watchConsole } from './browser-support.ts';
 
@@ -18,13 +19,16 @@ async function retentionOf(siteId: string): Promise<number | null> {
 
 test('a site administrator sets the message body retention and reads the storage use on the site\'s overview', { timeout: 120_000 }, async () => {
   const site = admin.site;
+  const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
-    await admin.db.database.transaction((tx) =>
+    const { id } = await admin.db.database.transaction((tx) =>
       recordMessage(tx, site, {
         protocol: 'hl7v2', transport: 'mllp', sendingApplication: 'LAB', sendingFacility: 'HOSP', controlId: `BR-${i}`,
         messageType: 'ADT^A01', outcome: 'processed', ackCode: 'AA', problems: [], ackText: 'MSH|ack', raw: Buffer.from('MSH|'.padEnd(500, 'x')),
+        receivedAt: new Date(Date.now() - 100 * 86_400_000),
       }),
     );
+    ids.push(id);
   }
   await refreshStorageUsage(admin.db.database);
 
@@ -50,6 +54,13 @@ test('a site administrator sets the message body retention and reads the storage
   await page.getByText(/last changed/).waitFor();
   await page.getByRole('region', { name: 'Storage use by table' }).waitFor();
   await screenshot(page, 'site-overview-retention-and-usage');
+  assert.deepEqual(await accessibilityViolations(page), []);
+
+  // The purge keeps the entry and its acknowledgement; the message's page says the body went.
+  assert.deepEqual(await purgeMessageBodies(admin.db.database, { pauseMs: 0 }), [{ siteId: site.siteId, purged: 3 }]);
+  await page.goto(`${admin.url}/#/sites/${site.siteId}/messages/${ids[0]}`);
+  await page.getByText(/by the site's message body retention/).waitFor();
+  assert.match(await page.getByRole('region', { name: 'Acknowledgement sent' }).innerText(), /MSH\|ack/);
   assert.deepEqual(await accessibilityViolations(page), []);
   assert.deepEqual(console.errors, []);
   await context.close();
