@@ -94,6 +94,16 @@ async function purgeOrder(db: Queryable): Promise<{ ordered: string[]; keys: For
   return { ordered, keys: foreignKeys };
 }
 
+/** Deletes the child rows of `key` that reference parent rows whose `siteColumn` is the site; returns how many. */
+async function deleteReferencing(db: Queryable, key: ForeignKey, siteColumn: 'site_id' | 'id', siteId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM ${quotedIdentifier(key.child)} WHERE (${key.childColumns.map(quotedIdentifier).join(', ')})
+        IN (SELECT ${key.parentColumns.map(quotedIdentifier).join(', ')} FROM ${quotedIdentifier(key.parent)} WHERE ${siteColumn} = $1)`,
+    [siteId],
+  );
+  return rowCount ?? 0;
+}
+
 /**
  * Purges a site whose grace period has passed (by `options.now`); refuses one not marked or not
  * due. `options.by` says in the audit record what ran it (the background job, or the command).
@@ -112,14 +122,14 @@ export async function purgeSite(database: Database, siteId: string, folders: Sit
     for (const table of ordered) {
       // Rows of tables without site_id that reference this table's rows of the site go first.
       for (const key of keys.filter((k) => k.parent === table && !siteTables.has(k.child) && k.child !== 'site')) {
-        const { rowCount } = await tx.query(
-          `DELETE FROM ${quotedIdentifier(key.child)} WHERE (${key.childColumns.map(quotedIdentifier).join(', ')}) IN (SELECT ${key.parentColumns.map(quotedIdentifier).join(', ')} FROM ${quotedIdentifier(table)} WHERE site_id = $1)`,
-          [siteId],
-        );
-        deleted[key.child] = (deleted[key.child] ?? 0) + (rowCount ?? 0);
+        deleted[key.child] = (deleted[key.child] ?? 0) + (await deleteReferencing(tx, key, 'site_id', siteId));
       }
       const { rowCount } = await tx.query(`DELETE FROM ${quotedIdentifier(table)} WHERE site_id = $1`, [siteId]);
       deleted[table] = (deleted[table] ?? 0) + (rowCount ?? 0);
+    }
+    // Rows of tables without site_id that point at the site itself under another column name.
+    for (const key of keys.filter((k) => k.parent === 'site' && !siteTables.has(k.child))) {
+      deleted[key.child] = (deleted[key.child] ?? 0) + (await deleteReferencing(tx, key, 'id', siteId));
     }
     await tx.query('DELETE FROM site WHERE id = $1', [siteId]);
     deleted.site = 1;

@@ -134,13 +134,18 @@ test('a marked site is purged after its grace period: no row of it in any table,
   assert.equal(audit[0]!.details.name, leaving.siteName);
 });
 
-test('the background job purges a site whose grace period has passed', async () => {
+test('the background job purges a site whose grace period has passed, rows pointing at the site under another name included', async () => {
   const site = await createTestSite(db.database);
+  // A table added later that names its site otherwise than site_id (found by its foreign key).
+  await db.database.query('CREATE TABLE IF NOT EXISTS site_note (about_site uuid NOT NULL REFERENCES site (id), note text)');
+  await db.database.query("INSERT INTO site_note VALUES ($1, 'leaving')", [site.siteId]);
   await markSiteForPurge(db.database, site.siteId, 1, operator);
   await db.database.query("UPDATE site SET purge_after = now() - interval '1 minute' WHERE id = $1", [site.siteId]);
   const run = await runDataLifecycleOnce(db.database, { pauseMs: 0, folders: folders() });
   assert.deepEqual(run!.sitesPurged.map((purge) => purge.siteId), [site.siteId]);
   assert.equal((await rowsPerTable(site.siteId)).site, 0);
+  assert.equal(run!.sitesPurged[0]!.deleted.site_note, 1);
+  await db.database.query('DROP TABLE site_note');
 });
 
 test('a grace period outside 1 to 365 days is refused', async () => {
