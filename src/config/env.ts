@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError } from './config-error.ts';
 import { loadAdminSessionSettings, type AdminSessionSettings } from './admin-session.ts';
 import { loadBulkExportSettings, type BulkExportSettings } from './bulk-export.ts';
+import { loadDiskSpaceSettings, type DiskSpaceSettings } from './disk-space.ts';
 import { loadLimits, type GatewayLimits } from './limits.ts';
 
 /** The operator contract of DESIGN.md section 3: every variable is optional. */
@@ -56,6 +57,8 @@ export interface GatewayConfig {
   bulkExport: BulkExportSettings;
   /** Administration app sessions: the idle limit (CG_ADMIN_SESSION_IDLE_SECONDS). */
   adminSession: AdminSessionSettings;
+  /** The free-space floor below which new data is refused (CG_MIN_FREE_DISK*). */
+  diskSpace: DiskSpaceSettings;
   /** SHA-256 of CG_METRICS_TOKEN, the Bearer token of /metrics; unset: loopback scrapers only (docs/metrics.md). */
   metricsTokenHash?: Buffer;
 }
@@ -142,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     dicomStorageDir: resolve(env.CG_DICOM_STORAGE_DIR?.trim() || join(dataDir, 'dicom')),
     bulkExport: loadBulkExportSettings(env, dataDir),
     adminSession: loadAdminSessionSettings(env),
+    diskSpace: loadDiskSpaceSettings(env),
     ...metricsToken(env.CG_METRICS_TOKEN),
   };
 }

@@ -71,6 +71,7 @@ export async function startDicomListener(services: Services, options: DicomListe
     services.config.dicomStorageDir,
     options.maxInstanceBytes ?? configured.maxInstanceBytes,
     options.minFreeDiskBytes ?? configured.minFreeDiskBytes,
+    () => services.diskSpace?.shortage() !== undefined,
   );
   // Counted from accept, before any PDU: idle sockets from one address cannot fill the listener
   // for every site (issue 26 point 3). Over a cap, the oldest connection not yet associated, of

@@ -71,6 +71,8 @@ export function registerStowRoutes(app: FastifyInstance, services: Services, sto
     const baseUrl = `${request.protocol}://${request.headers.host ?? 'localhost'}`;
     const { status, body } = stowResponse(items, baseUrl, study);
     request.log.info({ reqId: request.id, parts: items.length, status }, 'STOW-RS request stored');
+    // Nothing stored, every failure one that passes (disk, database): when to try again.
+    if (status === 503) reply.header('retry-after', '30');
     return reply.code(status).type('application/dicom+json').send(JSON.stringify(body));
   };
   app.post('/studies', { schema: schema(false) }, handler);

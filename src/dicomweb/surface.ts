@@ -58,7 +58,7 @@ export const dicomwebSurface: HttpSurface = {
     if (removed > 0) services.logger.warn({ removed, surface: 'dicomweb' }, 'removed unfinished STOW-RS transfers left by a previous run');
     app.addHook('onClose', async () => layout.close());
     const { maxInstanceBytes, minFreeDiskBytes } = services.config.limits.dicom;
-    const limits = storeLimits(services.config.dicomStorageDir, maxInstanceBytes, minFreeDiskBytes);
+    const limits = storeLimits(services.config.dicomStorageDir, maxInstanceBytes, minFreeDiskBytes, () => services.diskSpace?.shortage() !== undefined);
     registerQidoRoutes(app, services);
     registerWadoRoutes(app, services);
     registerRenderedRoutes(app, services);

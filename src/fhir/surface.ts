@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isWriteMethod, refuseNewDataWhileDiskLow } from '../platform/disk-space/refuse-new-data.ts';
 import { refuseUnstorableText } from '../platform/http/storable-text.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
@@ -55,6 +56,8 @@ export const fhirSurface: HttpSurface = {
       return [typeof type === 'string' ? type : '', ...path].reduce<string>((text, step) => (typeof step === 'number' ? `${text}[${step}]` : text ? `${text}.${step}` : step), '');
     });
 
+    refuseNewDataWhileDiskLow(app, services, isNewFhirData);
+
     const context = createFhirContext(services);
     app.get(
       '/fhir/metadata',
@@ -82,3 +85,13 @@ export const fhirSurface: HttpSurface = {
     }
   },
 };
+
+/**
+ * Writes and Bundles, and export kick-offs (which write files); not searches by POST, nor an
+ * export's status, files or cancellation (which frees space).
+ */
+function isNewFhirData(request: FastifyRequest): boolean {
+  const url = request.routeOptions.url ?? '';
+  if (url.includes('$export-status') || url.includes('$export-file') || url.endsWith('/_search')) return false;
+  return isWriteMethod(request) || url.endsWith('$export');
+}

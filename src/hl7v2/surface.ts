@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
+import { refusalOf } from '../platform/disk-space/disk-space-guard.ts';
 import { mapError } from '../platform/http/error-mapping.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
@@ -86,6 +87,7 @@ export async function registerHl7v2Routes(app: FastifyInstance, services: Servic
             site,
             defaultCharset: charsetOf(request.headers['content-type']),
             origin: { transport: 'http', remoteAddress: request.ip, ...(site.actor.kind === 'api-key' ? { credentialId: site.actor.keyId } : {}) },
+            ...refusalOf(services),
           },
           log,
         );

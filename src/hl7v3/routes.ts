@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { refusalOf } from '../platform/disk-space/disk-space-guard.ts';
 import { mapError } from '../platform/http/error-mapping.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { Services } from '../platform/services.ts';
@@ -70,6 +71,7 @@ export async function registerHl7v3Routes(app: FastifyInstance, services: Servic
           ...charsetOf(request.headers['content-type']),
           remoteAddress: request.ip,
           logger: log,
+          ...refusalOf(services),
         });
         log.info({ ack: result.typeCode, duplicate: result.duplicate, status: result.statusCode }, 'HL7 v3 message acknowledged');
         services.metrics?.hl7v3Message((request.body as Buffer | undefined) ?? Buffer.alloc(0), result.typeCode);

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { recordProcedureStep } from '../domain/imaging/procedure-steps.ts';
+import { isWriteMethod, refuseNewDataWhileDiskLow } from '../platform/disk-space/refuse-new-data.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
@@ -26,6 +27,7 @@ export const mppsSurface: HttpSurface = {
   auth: 'api-key',
   renderError: renderMppsError,
   async register(app: FastifyInstance, services: Services) {
+    refuseNewDataWhileDiskLow(app, services, isWriteMethod);
     // JSON only: Fastify also parses text/plain by default, which would reach the handler as a
     // string; without the parser such a request is a 415, as it should be.
     app.removeContentTypeParser('text/plain');

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/env.ts';
 import { loadStructureDefinitions } from '../domain/records/validation.ts';
+import { startDiskSpaceGuard, writtenFolders, type DiskSpaceGuard } from '../platform/disk-space/disk-space-guard.ts';
 import { createOrigin } from '../platform/http/origin.ts';
 import { processMetrics } from '../platform/metrics/gateway-metrics.ts';
 import { TrafficCounter } from '../domain/activity/traffic-counter.ts';
@@ -52,6 +53,7 @@ export async function startGateway(
   let exports: BulkExportWorker | undefined;
   let traffic: TrafficCounter | undefined;
   let heartbeat: WorkerHeartbeat | undefined;
+  let diskSpace: DiskSpaceGuard | undefined;
   const origins: FastifyInstance[] = [];
   const listeners: { name: string; listener: RunningListener }[] = [];
   const stopAll = async () => {
@@ -61,6 +63,7 @@ export async function startGateway(
     await traffic?.stop();
     await heartbeat?.stop();
     await retention?.stop();
+    diskSpace?.stop();
     await node?.stop();
     await opened?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
     lock?.release();
@@ -77,7 +80,8 @@ export async function startGateway(
     // The FHIR definitions take seconds to index and block the event loop while they do: do it
     // once before any listener accepts, not inside the first request or message.
     loadStructureDefinitions();
-    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database), messageRerun: hl7v2Rerun(opened.database, logger.child({ component: 'reprocess' })), traffic: (traffic = new TrafficCounter(opened.database, logger.child({ component: 'traffic-counts' })).start()) };
+    diskSpace = await startDiskSpaceGuard({ folders: writtenFolders(config), settings: config.diskSpace, logger: logger.child({ component: 'disk-space' }) });
+    const services: Services = { database: opened.database, config, logger, metrics: processMetrics(opened.database), messageRerun: hl7v2Rerun(opened.database, logger.child({ component: 'reprocess' })), traffic: (traffic = new TrafficCounter(opened.database, logger.child({ component: 'traffic-counts' })).start()), diskSpace };
     heartbeat = startWorkerHeartbeat(opened.database, config.nodeId);
     const listening: ListeningSurface[] = [];
     for (const { surface, port } of catalogue.http) {

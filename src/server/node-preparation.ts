@@ -4,6 +4,7 @@ import { recoverNodeTemporaryFolders } from '../dicom/transfer-recovery.ts';
 import type { Services } from '../platform/services.ts';
 import type { Database } from '../storage/database.ts';
 import { migrate } from '../storage/migrations.ts';
+import { startDataLifecycleJob } from '../domain/retention/data-lifecycle-job.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../storage/planner-statistics.ts';
 import { ensureInitialAdmin } from './first-run.ts';
 import { identifyNode } from './node-identity.ts';
@@ -37,8 +38,11 @@ export async function prepareNode(database: Database, config: GatewayConfig, log
   }
   const storageLogger = logger.child({ component: 'storage' });
   const statistics: PlannerStatistics = startPlannerStatistics(database, { log: (level, details, message) => storageLogger[level](details, message) });
+  // Offboarded sites, message body retention, storage use: once per node here, once across nodes by its lock.
+  const lifecycle = startDataLifecycleJob(database, logger.child({ component: 'data-lifecycle' }), { folders: { dicomStorageDir: config.dicomStorageDir, exportDir: config.bulkExport.dir } });
   return {
     async stop() {
+      await lifecycle.stop();
       await statistics.stop();
       await lease.release();
     },

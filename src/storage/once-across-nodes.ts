@@ -8,6 +8,7 @@ import type { Database } from './database.ts';
 export const onceAcrossNodes = {
   plannerStatistics: 7_355_608_003,
   dataAccessRetention: 7_355_608_004,
+  dataLifecycle: 7_355_608_005,
 } as const;
 
 /**

@@ -66,7 +66,7 @@ test('errors go to stderr with a non-zero exit and a specific message', async ()
     [['key', 'revoke', 'not-an-id'], /no API key with id "not-an-id"/, 1],
     [['key', 'create', '--site', name, '--user', 'nobody@nowhere.test'], /no user with id or e-mail/, 1],
     [['site', 'create', '--name', 'x'], /--ae-title is required/, 2],
-    [['site', 'explode'], /"site" needs one of: create, update, show, list/, 2],
+    [['site', 'explode'], /"site" needs one of: create, update, show, usage, offboard, purge, list/, 2],
     [['site', 'create', '--name', 'x', '--ae-title', 'Y', '--colour', 'red'], /Unknown option '--colour'/, 2],
     [['frobnicate'], /unknown command "frobnicate"/, 2],
   ];
@@ -101,6 +101,40 @@ test('site create and site update take --time-zone; an empty value removes it', 
   assert.equal(cleared.time_zone, null);
   const listed = await runCliJson<{ id: string; time_zone: string | null }[]>(['site', 'list'], env);
   assert.equal(listed.find((site) => site.id === created.id)!.time_zone, null);
+});
+
+test('site update sets the message body retention ("" keeps bodies for ever); site usage shows the storage use', async () => {
+  const name = `Archive ${unique()}`;
+  const created = await runCliJson<{ id: string; message_body_retention_days: number | null }>(['site', 'create', '--name', name, '--ae-title', `AE${unique()}`], env);
+  assert.equal(created.message_body_retention_days, null);
+  const limited = await runCliJson<{ message_body_retention_days: number | null }>(['site', 'update', name, '--message-body-retention-days', '90'], env);
+  assert.equal(limited.message_body_retention_days, 90);
+  const forever = await runCliJson<{ message_body_retention_days: number | null }>(['site', 'update', name, '--message-body-retention-days', ''], env);
+  assert.equal(forever.message_body_retention_days, null);
+  const refused = await runCli(['site', 'update', name, '--message-body-retention-days', '0'], env);
+  assert.equal(refused.status, 1);
+  assert.match(refused.stderr, /message body retention must be 1 to 36500 days/);
+  const usage = await runCliJson<{ site_id: string; computed_at: string | null; database_rows: number; items: { item: string; rows: number }[] }>(['site', 'usage', name, '--refresh'], env);
+  assert.equal(usage.site_id, created.id);
+  assert.ok(usage.computed_at);
+  assert.ok(usage.items.some((item) => item.item === 'audit_event' && item.rows >= 3));
+});
+
+test('site offboard marks a site (--cancel unmarks it); site purge refuses within the grace period, then purges', async () => {
+  const name = `Leaving ${unique()}`;
+  const created = await runCliJson<{ id: string }>(['site', 'create', '--name', name, '--ae-title', `AE${unique()}`], env);
+  const marked = await runCliJson<{ purge_after: string | null }>(['site', 'offboard', name, '--grace-days', '7'], env);
+  assert.ok(marked.purge_after && Date.parse(marked.purge_after) > Date.now() + 6 * 86_400_000);
+  const early = await runCli(['site', 'purge', name], env);
+  assert.equal(early.status, 1);
+  assert.match(early.stderr, /grace period lasts until/);
+  assert.equal((await runCliJson<{ purge_after: string | null }>(['site', 'offboard', name, '--cancel'], env)).purge_after, null);
+  await runCliJson(['site', 'offboard', name, '--grace-days', '1'], env);
+  await db.database.query("UPDATE site SET purge_after = now() - interval '1 second' WHERE id = $1", [created.id]);
+  const purged = await runCliJson<{ id: string; deleted: Record<string, number> }>(['site', 'purge', name], env);
+  assert.equal(purged.id, created.id);
+  assert.equal(purged.deleted.site, 1);
+  assert.equal((await runCliJson<{ id: string }[]>(['site', 'list'], env)).some((site) => site.id === created.id), false);
 });
 
 test('client create and client update take --time-zone', async () => {

@@ -474,6 +474,44 @@ test('docs/configuration.md: running one area of the tests, as shown', async () 
   assert.match(result.stdout, /^ℹ pass 1$/m);
 });
 
+test('docs/data-lifecycle.md: /readyz, the message body retention, the storage use and offboarding, as shown (the purge measurement is left to the bench)', async () => {
+  await runDocumentedSteps(readDocument('docs/data-lifecycle.md'), documented, [
+    {
+      name: '/readyz above the floor',
+      command: /\/readyz/,
+      check({ stdout }) {
+        assert.equal((JSON.parse(stdout) as { status: string }).status, 'ready');
+      },
+    },
+    {
+      name: 'site update --message-body-retention-days',
+      command: /--message-body-retention-days 90/,
+      check({ stdout }) {
+        assert.match(stdout, /^message_body_retention_days: 90$/m);
+        assert.match(stdout, /^message_body_retention_days: (?!90)/m, 'then "" keeps bodies for ever');
+      },
+    },
+    {
+      name: 'site offboard, then --cancel',
+      command: /site offboard Riverside --grace-days 30 --json/,
+      check({ stdout }) {
+        assert.match(stdout, /"purge_after": ?"\d{4}-/);
+        assert.match(stdout, /^purge_after: (?!\d)/m, '--cancel unmarks it');
+      },
+    },
+    {
+      name: 'site usage',
+      command: /site usage Riverside --refresh --json/,
+      check({ stdout }) {
+        const [usage] = jsonDocuments(stdout) as [{ computed_at: string | null; items: { item: string; rows: number }[]; dicom_bytes: number }];
+        assert.ok(usage.computed_at, '--refresh computed the figures');
+        assert.ok(usage.items.some((item) => item.item === 'api_key' && item.rows >= 1), 'the key of the README\'s first steps is counted');
+        assert.equal(typeof usage.dicom_bytes, 'number');
+      },
+    },
+  ], { notRun: [/bench\/retention-purge\.ts/] });
+});
+
 test('the pages without shell commands still have none to check', () => {
   for (const page of ['docs/configuration.md', 'docs/security.md']) {
     assert.deepEqual(fencedBlocks(readDocument(page)).filter((block) => block.language === 'sh'), [], `${page} has shell commands: give them a test`);

@@ -34,6 +34,12 @@ const crossSiteStatements: { fragment: string; reason: string }[] = [
   },
   { fragment: 'FROM bulk_export_job WHERE expires_at < now()', reason: 'the clean-up finds expired exports of every site (one node, every ten minutes)' },
   { fragment: 'DELETE FROM traffic_minute WHERE minute <', reason: 'the activity counters older than two days are deleted for every site (each process, once a minute)' },
+  {
+    fragment: 'count(*)::bigint AS rows, coalesce(sum(pg_column_size(t.*)), 0)::bigint AS bytes',
+    reason: 'storage use counts every site\'s rows of each table at once (one node, hourly, or `site usage --refresh`)',
+  },
+  { fragment: 'coalesce(sum(size_bytes), 0)::bigint AS bytes FROM imaging_instance GROUP BY site_id', reason: 'storage use sums every site\'s DICOM bytes at once (as above)' },
+  { fragment: 'DELETE FROM site_storage_usage', reason: 'storage use replaces every site\'s figures at once (as above)' },
 ];
 
 let db: TestDatabase;
@@ -173,6 +179,7 @@ async function runWorkload(): Promise<void> {
   // The CLI's site views and a report; then FHIR's view of it.
   await runCliJson(['studies', 'list', '--site', 'North'], env);
   await runCliJson(['messages', 'list', '--site', 'North'], env);
+  await runCliJson(['site', 'usage', 'North', '--refresh'], env);
   const report = await runCliJson<{ id: string }>(['report', 'create', '--site', 'North', '--study', study, '--text', 'Normal.', '--status', 'draft', '--author', 'ris@north.test'], env);
   await expect(fetch(`${fhir}/DiagnosticReport/${report.id}`, { headers }), 200);
   await expect(fetch(`${fhir}/DiagnosticReport?patient=${patientId}&status=preliminary`, { headers }), 200);

@@ -93,8 +93,9 @@ const detailSchema = {
   type: 'object',
   properties: {
     ...messageSummarySchema.properties,
-    raw: { type: 'string' },
+    raw: { type: ['string', 'null'], description: 'null once the site\'s message body retention purged it' },
     raw_size: { type: 'integer' },
+    body_purged_at: { type: ['string', 'null'], format: 'date-time' },
     ack: { type: 'string' },
     attempts: { type: 'array', items: messageSummarySchema },
   },
@@ -151,8 +152,9 @@ export async function registerMessageRoutes(app: FastifyInstance, services: Serv
       auditAdminView(database, request, context.siteId, { interaction: 'view', resourceType: 'Message', resourceIds: [message.id], patientIds: [] });
       return {
         ...summaryView(message),
-        raw: displayRaw(message.raw),
-        raw_size: message.raw.length,
+        raw: message.raw ? displayRaw(message.raw) : null,
+        raw_size: message.raw?.length ?? 0,
+        body_purged_at: message.bodyPurgedAt,
         ack: displayRaw(Buffer.from(message.ackText, 'utf8')),
         attempts: attempts.map(summaryView),
       };

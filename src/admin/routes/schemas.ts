@@ -68,6 +68,7 @@ export const siteSchema = {
     mllp_allow_any_ip: { type: 'boolean' },
     time_zone: nullableStr,
     data_access_retention_days: { type: 'integer' },
+    message_body_retention_days: { type: ['integer', 'null'] },
     created_at: dateTime,
     updated_at: dateTime,
   },

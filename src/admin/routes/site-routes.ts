@@ -7,6 +7,7 @@ import { actorOf, canSeeSite, siteForArea } from '../access.ts';
 import { sessionOf } from '../session/authenticate.ts';
 import { errorResponses, siteSchema, timeZoneField, uuidParam } from './schemas.ts';
 import { siteJson } from '../../domain/sites/site-json.ts';
+import { registerSiteUsageRoute } from './site-usage-routes.ts';
 
 const tags = ['sites'];
 const siteParams = { type: 'object', required: ['siteId'], properties: { siteId: uuidParam } } as const;
@@ -17,6 +18,12 @@ const siteFields = {
   mllp_allow_any_ip: { type: 'boolean', description: 'integration clients may list "*" as an allowed IP (only a service admin changes it)' },
   time_zone: timeZoneField('the site\'s senders (an integration client\'s own zone overrides it)'),
   data_access_retention_days: { type: 'integer', minimum: 1, maximum: 36500, description: 'days the data access log keeps its rows (default 2190, six years; only a service admin changes it)' },
+  message_body_retention_days: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: 36500,
+    description: 'days the message log keeps raw message bodies (the entry and its acknowledgement stay); null: for ever (the default)',
+  },
 } as const;
 
 interface SiteBody {
@@ -26,10 +33,12 @@ interface SiteBody {
   mllp_allow_any_ip?: boolean;
   time_zone?: string | null;
   data_access_retention_days?: number;
+  message_body_retention_days?: number | null;
 }
 
 export async function registerSiteRoutes(app: FastifyInstance, services: Services): Promise<void> {
   const { database } = services;
+  registerSiteUsageRoute(app, services);
 
   app.get(
     '/api/sites',
@@ -65,6 +74,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
             ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
             ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
             ...(body.data_access_retention_days !== undefined ? { dataAccessRetentionDays: body.data_access_retention_days } : {}),
+            ...(body.message_body_retention_days !== undefined ? { messageBodyRetentionDays: body.message_body_retention_days } : {}),
           },
           actorOf(request),
         ),
@@ -117,6 +127,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
             ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
             ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
             ...(body.data_access_retention_days !== undefined ? { dataAccessRetentionDays: body.data_access_retention_days } : {}),
+            ...(body.message_body_retention_days !== undefined ? { messageBodyRetentionDays: body.message_body_retention_days } : {}),
           },
           actorOf(request),
         ),

@@ -14,13 +14,16 @@ export const commands: Record<string, CommandDefinition> = {
   site: {
     usage: [
       'site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip] [--time-zone TZ]',
-      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ] [--[no-]patient-put-creates] [--[no-]allow-any-ip] [--data-access-retention-days D]   (--time-zone "" removes it)',
+      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ] [--[no-]patient-put-creates] [--[no-]allow-any-ip] [--data-access-retention-days D] [--message-body-retention-days N]   (--time-zone "" removes it; retention "" keeps bodies for ever)',
       'site show SITE',
+      'site usage SITE [--refresh]   storage use: database rows and bytes per table, DICOM bytes',
+      'site offboard SITE [--grace-days N] | --cancel   mark a site for purging after N days (default 30)',
+      'site purge SITE   delete everything of a marked site whose grace period has passed',
       'site list',
     ],
-    actions: ['create', 'update', 'show', 'list'],
-    values: ['name', 'ae-title', 'time-zone', 'data-access-retention-days'],
-    flags: ['patient-put-creates', 'allow-any-ip', 'no-patient-put-creates', 'no-allow-any-ip'],
+    actions: ['create', 'update', 'show', 'usage', 'offboard', 'purge', 'list'],
+    values: ['name', 'ae-title', 'time-zone', 'data-access-retention-days', 'message-body-retention-days', 'grace-days'],
+    flags: ['patient-put-creates', 'allow-any-ip', 'no-patient-put-creates', 'no-allow-any-ip', 'refresh', 'cancel'],
     run: loaded(() => import('./site.ts'), (module) => module.siteCommand),
   },
   user: {

@@ -130,7 +130,7 @@ async function showCommand(options: CommandOptions, positionals: string[], json:
     await recordOperatorRead(db, site.siteId, { interaction: 'view', resourceType: 'Message', resourceIds: [found.id], patientIds: [] });
     return { message: found, attempts: tries };
   });
-  const document = { ...row(message), raw: displayRaw(message.raw), raw_size: message.raw.length, ack_text: displayRaw(Buffer.from(message.ackText, 'utf8')), attempts: attempts.map(row) };
+  const document = { ...row(message), raw: message.raw ? displayRaw(message.raw) : null, raw_size: message.raw?.length ?? 0, body_purged_at: message.bodyPurgedAt, ack_text: displayRaw(Buffer.from(message.ackText, 'utf8')), attempts: attempts.map(row) };
   print(document, json, () => {
     const { raw, ack_text: ackText, attempts: tries, ...summary } = document;
     return `${formatRecord(summary)}\n\n${raw}\n\nacknowledgement sent:\n${ackText}` +

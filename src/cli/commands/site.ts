@@ -1,10 +1,19 @@
 import { siteJson } from '../../domain/sites/site-json.ts';
 import { createSite, listSites, resolveSite, updateSite } from '../../domain/sites/sites.ts';
+import { readStorageUsage, refreshStorageUsage, storageUsageView } from '../../domain/retention/storage-usage.ts';
 import { UsageError } from '../cli-error.ts';
+import { offboardingCommand } from './site-offboarding.ts';
 import type { CommandContext } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
 import { integerOption, switchOf } from '../switches.ts';
 import { withDatabase } from '../with-database.ts';
+
+/** A whole number of days, or "" (keep for ever). */
+function retentionDays(value: string): number | null {
+  if (value.trim() === '') return null;
+  if (!/^\d{1,5}$/.test(value.trim())) throw new UsageError('--message-body-retention-days must be a whole number of days (1 to 36500), or "" to keep bodies for ever');
+  return Number(value.trim());
+}
 
 export async function siteCommand({ action, options, positionals, json }: CommandContext): Promise<void> {
   if (action === 'create') {
@@ -29,7 +38,7 @@ export async function siteCommand({ action, options, positionals, json }: Comman
   if (action === 'update') {
     const target = positionals[0];
     if (!target) throw new UsageError('site update needs the site: site update SITE [--name N] [--ae-title AET] [--time-zone TZ]');
-    const [name, aeTitle, timeZone] = [options.optional('name'), options.optional('ae-title'), options.optional('time-zone')];
+    const [name, aeTitle, timeZone, bodyRetention] = [options.optional('name'), options.optional('ae-title'), options.optional('time-zone'), options.optional('message-body-retention-days')];
     const patientPutCreates = switchOf(options, 'patient-put-creates', 'no-patient-put-creates');
     const mllpAllowAnyIp = switchOf(options, 'allow-any-ip', 'no-allow-any-ip');
     const dataAccessRetentionDays = integerOption(options, 'data-access-retention-days');
@@ -46,6 +55,7 @@ export async function siteCommand({ action, options, positionals, json }: Comman
             ...(patientPutCreates !== undefined ? { patientPutCreates } : {}),
             ...(mllpAllowAnyIp !== undefined ? { mllpAllowAnyIp } : {}),
             ...(dataAccessRetentionDays !== undefined ? { dataAccessRetentionDays } : {}),
+            ...(bodyRetention !== undefined ? { messageBodyRetentionDays: retentionDays(bodyRetention) } : {}),
           },
           { kind: 'operator' },
         ),
@@ -62,6 +72,28 @@ export async function siteCommand({ action, options, positionals, json }: Comman
     print(out, json, () => formatRecord(out));
     return;
   }
+  if (action === 'usage') {
+    const target = positionals[0];
+    if (!target) throw new UsageError('site usage needs the site: site usage SITE [--refresh]');
+    const refresh = options.flag('refresh');
+    const usage = await withDatabase(async (db) => {
+      const site = await resolveSite(db, target);
+      if (refresh) await refreshStorageUsage(db);
+      return storageUsageView(await readStorageUsage(db, site.id));
+    });
+    print(usage, json, () => formatUsage(usage));
+    return;
+  }
+  if (action === 'offboard' || action === 'purge') {
+    await offboardingCommand(action, positionals[0], options, json);
+    return;
+  }
   const rows = (await withDatabase((db) => listSites(db))).map(siteJson);
   print(rows, json, () => formatTable(rows, ['id', 'name', 'ae_title', 'patient_put_creates', 'mllp_allow_any_ip', 'time_zone']));
+}
+
+function formatUsage(usage: ReturnType<typeof storageUsageView>): string {
+  const when = usage.computed_at ? `computed ${usage.computed_at.toISOString()}` : 'not computed yet: the service computes it hourly, or run site usage SITE --refresh';
+  const summary = formatRecord({ database_rows: usage.database_rows, database_bytes: usage.database_bytes, dicom_instances: usage.dicom_instances, dicom_bytes: usage.dicom_bytes, figures: when });
+  return usage.items.length > 0 ? `${summary}\n\n${formatTable(usage.items.map((item) => ({ ...item })), ['item', 'rows', 'bytes'])}` : summary;
 }

@@ -68,7 +68,9 @@ export interface NewMessage {
 
 export interface LoggedMessage extends LoggedMessageSummary {
   ackText: string;
-  raw: Buffer;
+  /** null once the site's message body retention has purged it (bodyPurgedAt says when). */
+  raw: Buffer | null;
+  bodyPurgedAt: string | null;
 }
 
 /** The predicate of the idempotency key's unique index (migration 0740), repeated so that the planner uses it. */
@@ -84,14 +86,18 @@ export class DuplicateMessageError extends Error {
  */
 export async function findLoggedMessage(db: Queryable, site: SiteContext, key: MessageKey): Promise<LoggedMessage | undefined> {
   const { rows } = await db.query<Row>(
-    `SELECT ${summaryColumns}, ack_text, raw FROM inbound_message
+    `SELECT ${summaryColumns}, ack_text, raw, body_purged_at FROM inbound_message
       WHERE site_id = $1 AND protocol = $2 AND sending_application = $3 AND sending_facility = $4 AND control_id = $5
         AND ${idempotencyPredicate}`,
     [site.siteId, key.protocol, key.sendingApplication, key.sendingFacility, key.controlId],
   );
   const row = rows[0];
-  if (row?.reprocessed_as) return (await getMessage(db, site, row.reprocessed_as)) ?? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! };
-  return row ? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! } : undefined;
+  if (row?.reprocessed_as) return (await getMessage(db, site, row.reprocessed_as)) ?? loggedMessage(row);
+  return row ? loggedMessage(row) : undefined;
+}
+
+function loggedMessage(row: Row): LoggedMessage {
+  return { ...toSummary(row), ackText: row.ack_text!, raw: row.raw ?? null, bodyPurgedAt: row.body_purged_at?.toISOString() ?? null };
 }
 
 const insertColumns = `site_id, id, protocol, transport, sending_application, sending_facility, control_id,
@@ -181,7 +187,7 @@ export async function listMessages(db: Queryable, site: SiteContext, options: { 
 /** One message with its raw bytes and acknowledgement; undefined for another site's id. */
 export async function getMessage(db: Queryable, site: SiteContext, id: string): Promise<LoggedMessage | undefined> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
-  const { rows } = await db.query<Row>(`SELECT ${summaryColumns}, ack_text, raw FROM inbound_message WHERE site_id = $1 AND id = $2`, [site.siteId, id]);
+  const { rows } = await db.query<Row>(`SELECT ${summaryColumns}, ack_text, raw, body_purged_at FROM inbound_message WHERE site_id = $1 AND id = $2`, [site.siteId, id]);
   const row = rows[0];
-  return row ? { ...toSummary(row), ackText: row.ack_text!, raw: row.raw! } : undefined;
+  return row ? loggedMessage(row) : undefined;
 }

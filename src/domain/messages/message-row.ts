@@ -42,7 +42,8 @@ export interface Row {
   reprocess_of: string | null;
   reprocessed_as: string | null;
   ack_text?: string;
-  raw?: Buffer;
+  raw?: Buffer | null;
+  body_purged_at?: Date | null;
 }
 
 export function toSummary(row: Row): LoggedMessageSummary {

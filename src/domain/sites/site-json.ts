@@ -10,6 +10,7 @@ export function siteJson(site: Site) {
     mllp_allow_any_ip: site.policies.mllpAllowAnyIp,
     time_zone: site.timeZone,
     data_access_retention_days: site.dataAccessRetentionDays,
+    message_body_retention_days: site.messageBodyRetentionDays,
     created_at: site.createdAt,
     updated_at: site.updatedAt,
   };

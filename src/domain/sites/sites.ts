@@ -17,6 +17,8 @@ export interface Site {
   timeZone: string | null;
   /** Days the data access log keeps its rows (src/domain/audit/data-access-log.ts). */
   dataAccessRetentionDays: number;
+  /** Days the message log keeps raw message bodies; null: for ever (src/domain/retention). */
+  messageBodyRetentionDays: number | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -29,11 +31,12 @@ export interface SiteRow {
   mllp_allow_any_ip: boolean;
   time_zone: string | null;
   data_access_retention_days: number;
+  message_body_retention_days: number | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, created_at, updated_at';
+const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, message_body_retention_days, created_at, updated_at';
 
 /** The site columns, qualified by a table alias, for queries that join the site to something else. */
 export function siteColumns(alias: string): string {
@@ -48,6 +51,7 @@ export function toSite(row: SiteRow): Site {
     policies: { patientPutCreates: row.patient_put_creates, mllpAllowAnyIp: row.mllp_allow_any_ip },
     timeZone: row.time_zone,
     dataAccessRetentionDays: row.data_access_retention_days,
+    messageBodyRetentionDays: row.message_body_retention_days,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -72,11 +76,16 @@ function translateUniqueViolation(error: unknown): never {
   throw error;
 }
 
-function validRetentionDays(days: number): number {
+function validRetentionDays(days: number, what = 'the data access log retention', location = 'data_access_retention_days'): number {
   if (!Number.isInteger(days) || days < 1 || days > 36_500) {
-    throw new DomainError('invalid', 'the data access log retention must be 1 to 36500 days', [{ message: 'must be 1 to 36500 days', location: 'data_access_retention_days' }]);
+    throw new DomainError('invalid', `${what} must be 1 to 36500 days`, [{ message: 'must be 1 to 36500 days', location }]);
   }
   return days;
+}
+
+/** null (keep message bodies for ever) or 1 to 36500 days. */
+function validBodyRetention(days: number | null): number | null {
+  return days === null ? null : validRetentionDays(days, 'the message body retention', 'message_body_retention_days');
 }
 
 export interface CreateSiteInput {
@@ -87,6 +96,7 @@ export interface CreateSiteInput {
   /** IANA time zone name; blank or absent: none. */
   timeZone?: string | null;
   dataAccessRetentionDays?: number;
+  messageBodyRetentionDays?: number | null;
 }
 
 export async function createSite(db: Queryable, input: CreateSiteInput, actor: Actor): Promise<Site> {
@@ -95,9 +105,18 @@ export async function createSite(db: Queryable, input: CreateSiteInput, actor: A
   const timeZone = optionalTimeZone(input.timeZone);
   try {
     const { rows } = await db.query<SiteRow>(
-      `INSERT INTO site (id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days)
-       VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 2190)) RETURNING ${columns}`,
-      [randomUUID(), name, aeTitle, input.patientPutCreates ?? false, input.mllpAllowAnyIp ?? false, timeZone, input.dataAccessRetentionDays === undefined ? null : validRetentionDays(input.dataAccessRetentionDays)],
+      `INSERT INTO site (id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, message_body_retention_days)
+       VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 2190), $8) RETURNING ${columns}`,
+      [
+        randomUUID(),
+        name,
+        aeTitle,
+        input.patientPutCreates ?? false,
+        input.mllpAllowAnyIp ?? false,
+        timeZone,
+        input.dataAccessRetentionDays === undefined ? null : validRetentionDays(input.dataAccessRetentionDays),
+        validBodyRetention(input.messageBodyRetentionDays ?? null),
+      ],
     );
     const site = toSite(rows[0]!);
     await recordAudit(db, { siteId: site.id, actor, action: 'site.created', targetType: 'site', targetId: site.id, details: { name, aeTitle, timeZone } });
@@ -115,6 +134,8 @@ export interface UpdateSiteInput {
   /** IANA time zone name; blank or null removes the setting. */
   timeZone?: string | null;
   dataAccessRetentionDays?: number;
+  /** null: keep message bodies for ever. */
+  messageBodyRetentionDays?: number | null;
 }
 
 export async function updateSite(db: Queryable, siteId: string, input: UpdateSiteInput, actor: Actor): Promise<Site> {
@@ -125,7 +146,8 @@ export async function updateSite(db: Queryable, siteId: string, input: UpdateSit
   const timeZone = input.timeZone === undefined ? current.timeZone : optionalTimeZone(input.timeZone);
   try {
     const { rows } = await db.query<SiteRow>(
-      `UPDATE site SET name = $2, ae_title = $3, patient_put_creates = $4, mllp_allow_any_ip = $5, time_zone = $6, data_access_retention_days = $7, updated_at = now()
+      `UPDATE site SET name = $2, ae_title = $3, patient_put_creates = $4, mllp_allow_any_ip = $5, time_zone = $6, data_access_retention_days = $7,
+              message_body_retention_days = $8, updated_at = now()
        WHERE id = $1 RETURNING ${columns}`,
       [
         siteId,
@@ -135,6 +157,7 @@ export async function updateSite(db: Queryable, siteId: string, input: UpdateSit
         input.mllpAllowAnyIp ?? current.policies.mllpAllowAnyIp,
         timeZone,
         input.dataAccessRetentionDays === undefined ? current.dataAccessRetentionDays : validRetentionDays(input.dataAccessRetentionDays),
+        input.messageBodyRetentionDays === undefined ? current.messageBodyRetentionDays : validBodyRetention(input.messageBodyRetentionDays),
       ],
     );
     const site = toSite(rows[0]!);

@@ -5,6 +5,7 @@
  * keeps the message and sends it again (DESIGN.md section 2).
  */
 import { isDomainError, type DomainErrorCode } from '../../domain/errors.ts';
+import { LowDiskSpaceError } from '../../platform/disk-space/low-disk-space-error.ts';
 import { TransientStorageError, isTransientDatabaseError } from '../../storage/errors.ts';
 import { errorCodes, error, type ErrorCode, type Problem } from '../problems.ts';
 import type { AckCode } from './build-ack.ts';
@@ -28,6 +29,14 @@ const domainCodes: Record<DomainErrorCode, { ack: AckCode; code: ErrorCode }> = 
 };
 
 export function answerForFailure(failure: unknown): FailureAnswer {
+  if (failure instanceof LowDiskSpaceError) {
+    return {
+      code: 'AR',
+      text: 'temporarily unable to store the message (disk nearly full); send it again later',
+      problems: [error(errorCodes.applicationInternalError, 'free disk space is below the service\'s floor; nothing was stored; retry later')],
+      retry: true,
+    };
+  }
   if (failure instanceof TransientStorageError || isTransientDatabaseError(failure)) {
     return {
       code: 'AR',

@@ -51,6 +51,8 @@ export interface IntakeInput {
   maxBytes?: number;
   /** parseEr7 of `raw` with this defaultCharset and maxBytes, when the caller has it already. */
   parsed?: ParseResult;
+  /** Set while new data is refused (free disk space below the floor): answered AR, nothing stored. */
+  refusal?: Error;
 }
 
 export interface ProblemView {
@@ -92,6 +94,7 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
   // back whatever the copy changed; the stored answer is returned (earlierAnswer). One statement
   // fewer for every message that is not a re-send.
   try {
+    if (input.refusal) throw input.refusal;
     let problems = parsed.problems;
     let plan: Plan | undefined;
     let code: AckCode = 'AE';
@@ -141,9 +144,11 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
       const earlier = await earlierAnswer(db, input.site, header);
       if (earlier) return { ...base, ...earlier };
     }
-    if (isTransientDatabaseError(failure)) {
+    // A refusal for disk space is logged by the disk-space guard on entering and leaving, not per message.
+    const refused = failure === input.refusal;
+    if (!refused && isTransientDatabaseError(failure)) {
       logger?.warn({ site: input.site.siteId, controlId: base.controlId }, 'HL7 v2 message answered AR: database unavailable');
-    } else if (!isDomainError(failure)) {
+    } else if (!refused && !isDomainError(failure)) {
       logger?.error({ err: failure, site: input.site.siteId, controlId: base.controlId }, 'HL7 v2 message could not be applied');
     }
     const ack = buildAck({ message, code: answer.code, text: answer.text, problems: answer.problems });

@@ -14,6 +14,7 @@ import { ingestHl7v2, type IntakeLogger } from './intake.ts';
 
 export function hl7v2Rerun(db: Database, logger?: IntakeLogger): MessageRerun {
   return async (site, message) => {
+    if (message.raw === null) throw new DomainError('business-rule', "the message's body was removed by the site's message body retention: there is nothing to run again");
     let defaultCharset: SupportedCharset = 'UNICODE UTF-8';
     let clientTimeZone: string | null = null;
     if (message.transport === 'mllp' && message.remoteAddress) {

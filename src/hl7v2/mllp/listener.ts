@@ -9,6 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { loadStructureDefinitions } from '../../domain/records/validation.ts';
 import { siteContextFor } from '../../domain/sites/sites.ts';
+import { refusalOf } from '../../platform/disk-space/disk-space-guard.ts';
 import type { Services } from '../../platform/services.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
 import { buildAck } from '../ack/build-ack.ts';
@@ -349,6 +350,7 @@ class Connection {
         clientTimeZone: client.timeZone,
         origin: { transport: 'mllp', remoteAddress: this.#remote, credentialId: client.id },
         maxBytes: this.#maxFrameBytes,
+        ...refusalOf(this.#services),
         // The first pass read the whole message already; with the same default charset it stands.
         ...(defaultCharset === firstPassCharset ? { parsed: first } : {}),
       },

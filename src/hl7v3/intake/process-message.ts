@@ -19,6 +19,8 @@ export interface IntakeOptions {
   remoteAddress?: string;
   limits?: XmlLimits;
   logger?: FastifyBaseLogger;
+  /** Set while new data is refused (free disk space below the floor): the error acknowledgement, nothing stored. */
+  refusal?: Error;
 }
 
 /**
@@ -87,6 +89,8 @@ async function process(
       const earlier = await findLoggedMessage(database, site, key);
       if (earlier) return stored(earlier.ackText, earlier.ackCode);
     }
+    // After the re-send look-up (a read: a copy already answered gets its answer), before any write.
+    if (options.refusal) throw options.refusal;
 
     if (!isSupportedInteraction(envelope.rootName)) {
       const supported = Object.keys(supportedInteractions).join(', ');
@@ -133,6 +137,10 @@ async function process(
       throw error;
     }
   } catch (error) {
+    if (error === options.refusal) {
+      // Logged by the disk-space guard on entering and leaving the state, not per message.
+      return answer('retry-later', envelope, [{ typeCode: 'E', code: 'INTERR', text: 'free disk space is below the service\'s floor; nothing was stored; send the message again later' }]);
+    }
     if (error instanceof TransientStorageError || isTransientDatabaseError(error)) {
       options.logger?.warn({ err: error }, 'HL7 v3 message not processed: database unavailable');
       return answer('retry-later', envelope, [

@@ -87,7 +87,7 @@ export async function createOrigin(surface: HttpSurface, services: Services): Pr
   );
 
   await registerDocumentation(app, surface, config.docs);
-  registerHealthRoutes(app, services.database, services.config.nodeId);
+  registerHealthRoutes(app, services.database, services.config.nodeId, services.diskSpace);
   await surface.registerBeforeAuthentication?.(app, services);
   if (surface.auth === 'api-key') installApiKeyAuthentication(app, services.database, surface.name);
   await surface.register(app, services);

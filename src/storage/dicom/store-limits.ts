@@ -7,18 +7,23 @@ import { statfs } from 'node:fs/promises';
  */
 export interface StoreLimits {
   maxInstanceBytes: number;
-  /** True when the free space is below the floor. */
+  /** True when the free space is below the floor (the DICOM one or the service's). */
   belowFreeSpaceFloor(): Promise<boolean>;
+  /** True while the service-wide floor's last sample is below it (its guard logs that, once). */
+  belowServiceFloor(): boolean;
 }
 
 /** A statfs result is reused this long: a burst of stores costs one system call, not one each. */
 const freeSpaceCacheMs = 1_000;
 
-export function storeLimits(storageDir: string, maxInstanceBytes: number, minFreeBytes: number): StoreLimits {
+/** `serviceBelowFloor`: the service-wide floor's last sample (CG_MIN_FREE_DISK, src/platform/disk-space). */
+export function storeLimits(storageDir: string, maxInstanceBytes: number, minFreeBytes: number, serviceBelowFloor: () => boolean = () => false): StoreLimits {
   let checked: { at: number; below: Promise<boolean> } | undefined;
   return {
     maxInstanceBytes,
+    belowServiceFloor: serviceBelowFloor,
     belowFreeSpaceFloor() {
+      if (serviceBelowFloor()) return Promise.resolve(true);
       if (minFreeBytes <= 0) return Promise.resolve(false);
       const now = Date.now();
       if (!checked || now - checked.at > freeSpaceCacheMs) {

@@ -33,7 +33,7 @@ test('a recorded message is found by its sender and control id, with raw bytes i
   const found = await findLoggedMessage(db.database, site, { protocol: 'hl7v2', sendingApplication: 'LAB', sendingFacility: 'HOSP', controlId: 'C1' });
   assert.equal(found!.id, id);
   assert.equal(found!.ackText, 'MSH|...|C1');
-  assert.deepEqual([...found!.raw], [0x4d, 0x53, 0x48, 0xe9]);
+  assert.deepEqual([...found!.raw!], [0x4d, 0x53, 0x48, 0xe9]);
   assert.equal(await findLoggedMessage(db.database, site, { protocol: 'hl7v3', sendingApplication: 'LAB', sendingFacility: 'HOSP', controlId: 'C1' }), undefined);
   assert.equal(await findLoggedMessage(db.database, site, { protocol: 'hl7v2', sendingApplication: 'LAB', sendingFacility: 'OTHER', controlId: 'C1' }), undefined);
 });

@@ -5,6 +5,7 @@ import { checkbox, field, form } from '../forms.js';
 import { announce, confirmDialog, section } from '../widgets.js';
 import { aeTitleHint, siteTimeZoneHint } from './sites.js';
 import { timeZoneField, timeZoneProblem } from '../time-zone-field.js';
+import { storageUsageSection } from './site-usage.js';
 
 /**
  * A site's start page for admins: its settings, and what remains to set it up.
@@ -13,10 +14,11 @@ import { timeZoneField, timeZoneProblem } from '../time-zone-field.js';
 export async function siteOverviewPage(context) {
   const site = await get(`/api/sites/${context.site.id}`);
   const base = `#/sites/${site.id}`;
-  const [users, keys, clients] = await Promise.all([
+  const [users, keys, clients, usage] = await Promise.all([
     get(`/api/sites/${site.id}/users`),
     get(`/api/sites/${site.id}/keys`),
     get(`/api/sites/${site.id}/clients`),
+    get(`/api/sites/${site.id}/usage`),
   ]);
   const step = (/** @type {boolean} */ done, /** @type {string} */ text, /** @type {string} */ href, /** @type {string} */ link) =>
     h('li', { class: done ? 'done' : 'todo' }, h('span', { class: 'visually-hidden' }, done ? 'Done: ' : 'To do: '), text, ' ', h('a', { href }, link));
@@ -45,6 +47,7 @@ export async function siteOverviewPage(context) {
       serviceAdmin
         ? field({ label: 'Data access log retention (days)', name: 'data_access_retention_days', type: 'number', required: true, value: String(site.data_access_retention_days), hint: 'Who read which patient\'s data is kept this long (2190 days: six years).', attrs: { min: 1, max: 36500, step: 1 } })
         : h('p', { class: 'hint' }, `The data access log is kept ${site.data_access_retention_days} days: a service administrator sets this.`),
+      field({ label: 'Message body retention (days)', name: 'message_body_retention_days', type: 'number', value: site.message_body_retention_days === null ? '' : String(site.message_body_retention_days), hint: 'Raw HL7 message bodies older than this are removed from the message log; each entry and its acknowledgement stay. Empty: kept for ever.', attrs: { min: 1, max: 36500, step: 1 } }),
     ],
     action: async (values) => {
       const problem = timeZoneProblem(values.time_zone);
@@ -62,6 +65,7 @@ export async function siteOverviewPage(context) {
         patient_put_creates: values.patient_put_creates,
         ...(serviceAdmin ? { mllp_allow_any_ip: values.mllp_allow_any_ip, data_access_retention_days: Number(values.data_access_retention_days) } : {}),
         time_zone: values.time_zone.trim() || null,
+        message_body_retention_days: String(values.message_body_retention_days).trim() === '' ? null : Number(values.message_body_retention_days),
       });
       context.forgetSites();
       announce('Site settings saved.');
@@ -75,6 +79,7 @@ export async function siteOverviewPage(context) {
       h('p', { class: 'meta' }, 'Created ', formatDateTime(site.created_at), ' · last changed ', formatDateTime(site.updated_at)),
       section('Setting up', checklist),
       section('Settings', settings),
+      storageUsageSection(usage),
     ],
   };
 }
