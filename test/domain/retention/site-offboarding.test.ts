@@ -74,6 +74,19 @@ async function fill(site: SiteContext, address: string): Promise<void> {
   await createDicomDestination(db.database, site, { aeTitle: 'PACS', host: '127.0.0.1', port: 104 });
   const exported = await origins.fhir.inject({ method: 'GET', url: '/fhir/$export', headers: { 'x-api-key': key, accept: 'application/fhir+json', prefer: 'respond-async' } });
   assert.equal(exported.statusCode, 202, exported.body);
+  // Written by a serving process's background counters, the refusal recorder and the admin app's
+  // viewer: directly here, since these origins run without them.
+  await db.database.query(
+    `INSERT INTO traffic_minute (site_id, minute, sender_kind, sender, surface, measure, accepted, last_at)
+     VALUES ($1, date_trunc('minute', now()), 'ae-title', 'MODALITY', 'dicom', 'association', 1, now())`,
+    [site.siteId],
+  );
+  await db.database.query(`INSERT INTO refused_traffic (site_id, surface, kind, remote_address, reason) VALUES ($1, 'http', 'revoked-key', $2, 'a revoked key')`, [site.siteId, address]);
+  await db.database.query(
+    `INSERT INTO dicomweb_viewing_token (token_hash, session_id_hash, user_id, site_id, expires_at)
+     SELECT sha256(convert_to(gen_random_uuid()::text, 'UTF8')), id_hash, user_id, $1, now() + interval '10 minutes' FROM admin_session WHERE user_id = $2`,
+    [site.siteId, user.id],
+  );
 }
 
 /** Rows of the site in every table with a site_id column, read from the catalogue. */

@@ -193,7 +193,7 @@ export async function messagePage(context) {
       section('Problems', problems),
       attempts,
       m.raw === null
-        ? section('Raw message', h('p', { class: 'hint' }, `Removed ${formatDateTime(m.body_purged_at)} by the site's message body retention; the entry and its acknowledgement are kept.`))
+        ? section('Raw message', h('p', { class: 'hint' }, `Removed ${formatInstant(m.body_purged_at)} by the site's message body retention; the entry and its acknowledgement are kept.`))
         : section('Raw message', h('div', { class: 'copy-row' }, copyButton(() => m.raw, 'Copy the raw message')), h('pre', { class: 'raw', tabindex: '0', 'aria-label': 'Raw message' }, m.raw)),
       section('Acknowledgement sent', h('pre', { class: 'raw', tabindex: '0', 'aria-label': 'Acknowledgement' }, m.ack)),
     ],
