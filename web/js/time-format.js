@@ -59,3 +59,21 @@ export function zoneNote() {
   const offset = offsetLabel(new Date());
   return zone === offset ? `Times are shown in ${offset}.` : `Times are shown in your browser's time zone, ${zone} (now ${offset}).`;
 }
+
+/** The browser's zone and its offset now, for labelling inputs of local date and time ("Europe/Paris, UTC+01:00"). */
+export function browserZone() {
+  const zone = browserTimeZone();
+  const offset = offsetLabel(new Date());
+  return zone === offset ? offset : `${zone}, ${offset}`;
+}
+
+/**
+ * A datetime-local value ("2026-03-01T08:00") read in the browser's zone as an ISO instant;
+ * undefined when empty or not a date.
+ * @param {string | null | undefined} local
+ */
+export function localToIso(local) {
+  if (!local) return undefined;
+  const date = new Date(local);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}

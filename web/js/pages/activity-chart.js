@@ -1,7 +1,7 @@
 // @ts-check
 // The activity dashboard's chart (uPlot) and its text alternative: the same figures per hour.
 import { h } from '../dom.js';
-import { formatInstant } from '../instant.js';
+import { formatInstant } from '../time-format.js';
 import { table } from '../widgets.js';
 
 /** uPlot as published on npm (MIT), served by the admin origin from node_modules; loaded on this page only. */

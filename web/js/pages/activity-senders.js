@@ -1,7 +1,7 @@
 // @ts-check
 // The activity dashboard's tables of senders of every kind, and the service's health.
 import { h } from '../dom.js';
-import { formatInstant } from '../instant.js';
+import { formatInstant } from '../time-format.js';
 import { table } from '../widgets.js';
 
 /** @param {any} activity @param {string} siteId */

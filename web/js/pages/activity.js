@@ -1,7 +1,7 @@
 // @ts-check
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
-import { browserZone, formatInstant } from '../instant.js';
+import { browserZone, formatInstant } from '../time-format.js';
 import { section, table } from '../widgets.js';
 import { chartSummary, drawChart, hourlyTable, uPlotStyles } from './activity-chart.js';
 import { aeTitleTable, clientTable, healthList, keyTable } from './activity-senders.js';

@@ -2,7 +2,7 @@
 import { get, post, query } from '../api.js';
 import { badge, h } from '../dom.js';
 import { field, filterForm, markFieldProblems } from '../forms.js';
-import { browserZone, formatInstant, localToIso } from '../instant.js';
+import { browserZone, formatInstant, localToIso } from '../time-format.js';
 import { announce, confirmDialog, copyButton, emptyState, errorBox, section, table } from '../widgets.js';
 
 const pageSize = 50;

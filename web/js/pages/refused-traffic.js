@@ -2,7 +2,7 @@
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
 import { field, filterForm } from '../forms.js';
-import { formatInstant } from '../instant.js';
+import { formatInstant } from '../time-format.js';
 import { emptyState, table } from '../widgets.js';
 
 const kindText = {
