@@ -120,6 +120,23 @@ test('site update sets the message body retention ("" keeps bodies for ever); si
   assert.ok(usage.items.some((item) => item.item === 'audit_event' && item.rows >= 3));
 });
 
+test('site update sets the export file and refused traffic retentions ("" gives back the service-wide values)', async () => {
+  const name = `Retainer ${unique()}`;
+  type Retentions = { export_retention_hours: number | null; refused_traffic_retention_days: number | null };
+  const created = await runCliJson<Retentions>(['site', 'create', '--name', name, '--ae-title', `AE${unique()}`], env);
+  assert.deepEqual([created.export_retention_hours, created.refused_traffic_retention_days], [null, null]);
+  const set = await runCliJson<Retentions>(['site', 'update', name, '--export-retention-hours', '6', '--refused-traffic-retention-days', '90'], env);
+  assert.deepEqual([set.export_retention_hours, set.refused_traffic_retention_days], [6, 90]);
+  const cleared = await runCliJson<Retentions>(['site', 'update', name, '--export-retention-hours', '', '--refused-traffic-retention-days', ''], env);
+  assert.deepEqual([cleared.export_retention_hours, cleared.refused_traffic_retention_days], [null, null]);
+  const malformed = await runCli(['site', 'update', name, '--export-retention-hours', 'six'], env);
+  assert.equal(malformed.status, 2);
+  assert.match(malformed.stderr, /--export-retention-hours must be a whole number of hours/);
+  const outOfRange = await runCli(['site', 'update', name, '--refused-traffic-retention-days', '4000'], env);
+  assert.equal(outOfRange.status, 1);
+  assert.match(outOfRange.stderr, /refused traffic retention must be 1 to 3650 days/);
+});
+
 test('site offboard marks a site (--cancel unmarks it); site purge refuses within the grace period, then purges', async () => {
   const name = `Leaving ${unique()}`;
   const created = await runCliJson<{ id: string }>(['site', 'create', '--name', name, '--ae-title', `AE${unique()}`], env);

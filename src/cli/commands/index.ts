@@ -14,7 +14,7 @@ export const commands: Record<string, CommandDefinition> = {
   site: {
     usage: [
       'site create --name N --ae-title AET [--patient-put-creates] [--allow-any-ip] [--time-zone TZ]',
-      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ] [--[no-]patient-put-creates] [--[no-]allow-any-ip] [--data-access-retention-days D] [--message-body-retention-days N]   (--time-zone "" removes it; retention "" keeps bodies for ever)',
+      'site update SITE [--name N] [--ae-title AET] [--time-zone TZ] [--[no-]patient-put-creates] [--[no-]allow-any-ip] [--data-access-retention-days D] [--message-body-retention-days N] [--export-retention-hours H] [--refused-traffic-retention-days N]   (--time-zone "" removes it; "" keeps bodies for ever, or gives back the service-wide export or refused-traffic retention)',
       'site show SITE',
       'site usage SITE [--refresh]   storage use: database rows and bytes per table, DICOM bytes',
       'site offboard SITE [--grace-days N] | --cancel   mark a site for purging after N days (default 30)',
@@ -22,7 +22,7 @@ export const commands: Record<string, CommandDefinition> = {
       'site list',
     ],
     actions: ['create', 'update', 'show', 'usage', 'offboard', 'purge', 'list'],
-    values: ['name', 'ae-title', 'time-zone', 'data-access-retention-days', 'message-body-retention-days', 'grace-days'],
+    values: ['name', 'ae-title', 'time-zone', 'data-access-retention-days', 'message-body-retention-days', 'export-retention-hours', 'refused-traffic-retention-days', 'grace-days'],
     flags: ['patient-put-creates', 'allow-any-ip', 'no-patient-put-creates', 'no-allow-any-ip', 'refresh', 'cancel'],
     run: loaded(() => import('./site.ts'), (module) => module.siteCommand),
   },
