@@ -1,20 +1,22 @@
 /**
  * The data lifecycle's background work: sites whose offboarding grace period has passed are
  * purged (site-offboarding.ts), message bodies and refused-traffic records past each site's
- * retention are purged (message-body-purge.ts, refused-traffic-purge.ts), then every site's storage use is computed again (storage-usage.ts).
+ * retention are purged (message-body-purge.ts, refused-traffic-purge.ts), then every site's
+ * storage use is computed again (storage-usage.ts).
  * A minute after start and then every hour; by one process of all nodes at a time (an advisory
  * lock held for the run: another node finding it taken skips its turn, the work being periodic).
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../storage/database.ts';
 import { onceAcrossNodes, runIfNoOtherNodeIs } from '../../storage/once-across-nodes.ts';
-import { purgeMessageBodies, type PurgeOptions, type SitePurge } from './message-body-purge.ts';
+import { purgeMessageBodies } from './message-body-purge.ts';
+import type { PurgeOptions, SitePurge } from './paced-batches.ts';
 import { purgeRefusedTraffic } from './refused-traffic-purge.ts';
 import { purgeSite, sitesDueForPurge, type SiteFolders, type SitePurgeReport } from './site-offboarding.ts';
 import { refreshStorageUsage } from './storage-usage.ts';
 
 type RunOptions = Pick<PurgeOptions, 'batchSize' | 'pauseMs' | 'restFactor' | 'stopped'> & {
-  /** Where the sites' files are; without it, no site is purged (only message bodies). */
+  /** Where the sites' files are; without it, no site is purged (only records past their retention). */
   folders?: SiteFolders;
 };
 

@@ -6,8 +6,6 @@
 import type { Database } from '../../storage/database.ts';
 import { purgeEachSitePastRetention, type PurgeOptions, type SitePurge } from './paced-batches.ts';
 
-export { defaultPurgeBatchSize, defaultPurgePauseMs, defaultPurgeRestFactor, type PurgeOptions, type SitePurge } from './paced-batches.ts';
-
 const purgeBatchSql = `
   WITH doomed AS (
     SELECT site_id, id FROM inbound_message
