@@ -66,7 +66,7 @@ test('errors go to stderr with a non-zero exit and a specific message', async ()
     [['key', 'revoke', 'not-an-id'], /no API key with id "not-an-id"/, 1],
     [['key', 'create', '--site', name, '--user', 'nobody@nowhere.test'], /no user with id or e-mail/, 1],
     [['site', 'create', '--name', 'x'], /--ae-title is required/, 2],
-    [['site', 'explode'], /"site" needs one of: create, update, show, usage, offboard, purge, list/, 2],
+    [['site', 'explode'], /"site" needs one of: create, update, show, usage, export, offboard, purge, list/, 2],
     [['site', 'create', '--name', 'x', '--ae-title', 'Y', '--colour', 'red'], /Unknown option '--colour'/, 2],
     [['frobnicate'], /unknown command "frobnicate"/, 2],
   ];

@@ -474,7 +474,8 @@ test('docs/configuration.md: running one area of the tests, as shown', async () 
   assert.match(result.stdout, /^ℹ pass 1$/m);
 });
 
-test('docs/data-lifecycle.md: /readyz, the message body, export and refused traffic retentions, the storage use and offboarding, as shown (the purge measurement is left to the bench)', async () => {
+test('docs/data-lifecycle.md: /readyz, the message body, export and refused traffic retentions, the storage use, the site export and offboarding, as shown (the purge measurement is left to the bench)', async () => {
+  const values: Record<string, string> = {};
   await runDocumentedSteps(readDocument('docs/data-lifecycle.md'), documented, [
     {
       name: '/readyz above the floor',
@@ -502,6 +503,16 @@ test('docs/data-lifecycle.md: /readyz, the message body, export and refused traf
       },
     },
     {
+      name: 'site export',
+      command: /site export Riverside --to "\$EXPORT" --json/,
+      check({ stdout }) {
+        const summary = JSON.parse(stdout) as { name: string; records: Record<string, number>; dicom_missing: number };
+        assert.equal(summary.name, 'Riverside');
+        assert.ok(summary.records['audit-log']! >= 1, 'the site\'s creation is in its audit log');
+        assert.equal(summary.dicom_missing, 0);
+      },
+    },
+    {
       name: 'site offboard, then --cancel',
       command: /site offboard Riverside --grace-days 30 --json/,
       check({ stdout }) {
@@ -519,7 +530,8 @@ test('docs/data-lifecycle.md: /readyz, the message body, export and refused traf
         assert.equal(typeof usage.dicom_bytes, 'number');
       },
     },
-  ], { notRun: [/bench\/retention-purge\.ts/] });
+  ], { notRun: [/bench\/retention-purge\.ts/], values });
+  if (values.EXPORT) rmSync(values.EXPORT, { recursive: true, force: true });
 });
 
 test('the pages without shell commands still have none to check', () => {

@@ -2,7 +2,7 @@ import { siteJson } from '../../domain/sites/site-json.ts';
 import { createSite, listSites, resolveSite, updateSite } from '../../domain/sites/sites.ts';
 import { readStorageUsage, refreshStorageUsage, storageUsageView } from '../../domain/retention/storage-usage.ts';
 import { UsageError } from '../cli-error.ts';
-import { offboardingCommand } from './site-offboarding.ts';
+import { offboardingCommand, siteExportCommand } from './site-offboarding.ts';
 import type { CommandContext } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
 import { integerOption, switchOf } from '../switches.ts';
@@ -88,6 +88,10 @@ export async function siteCommand({ action, options, positionals, json }: Comman
       return storageUsageView(await readStorageUsage(db, site.id));
     });
     print(usage, json, () => formatUsage(usage));
+    return;
+  }
+  if (action === 'export') {
+    await siteExportCommand(positionals[0], options, json);
     return;
   }
   if (action === 'offboard' || action === 'purge') {
