@@ -1,5 +1,5 @@
-// Data lifecycle in the browser: a site administrator sets the site's message body retention on
-// its overview and reads its storage use, and the page passes axe.
+// Data lifecycle in the browser: a site administrator sets the site's message body, export file
+// and refused traffic retentions on its overview and reads its storage use, and the page passes axe.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { recordMessage } from '../../src/domain/messages/message-log.ts';
@@ -42,6 +42,10 @@ test('a site administrator sets the message body retention and reads the storage
   const retention = page.getByLabel('Message body retention (days)');
   await retention.waitFor();
   assert.equal(await retention.inputValue(), '');
+  const exportRetention = page.getByLabel('Export file retention (hours)');
+  const refusalRetention = page.getByLabel('Refused traffic retention (days)');
+  assert.equal(await exportRetention.inputValue(), '');
+  assert.equal(await refusalRetention.inputValue(), '');
   const usage = page.getByRole('region', { name: 'Storage use by table' });
   await usage.waitFor();
   const messages = usage.getByRole('row').filter({ hasText: 'inbound_message' });
@@ -49,10 +53,19 @@ test('a site administrator sets the message body retention and reads the storage
   assert.match(await page.getByRole('region', { name: 'Storage use', exact: true }).innerText(), /DICOM files\s+0 instances, 0 bytes/);
 
   await retention.fill('90');
+  await exportRetention.fill('6');
+  await refusalRetention.fill('120');
   await page.getByRole('button', { name: 'Save settings' }).click();
   assert.equal(await retentionOf(site.siteId), 90);
+  const { rows: saved } = await admin.db.database.query<{ hours: number | null; days: number | null }>(
+    'SELECT export_retention_hours AS hours, refused_traffic_retention_days AS days FROM site WHERE id = $1',
+    [site.siteId],
+  );
+  assert.deepEqual(saved[0], { hours: 6, days: 120 });
   await page.getByText(/last changed/).waitFor();
   await page.getByRole('region', { name: 'Storage use by table' }).waitFor();
+  assert.equal(await page.getByLabel('Export file retention (hours)').inputValue(), '6');
+  assert.equal(await page.getByLabel('Refused traffic retention (days)').inputValue(), '120');
   await screenshot(page, 'site-overview-retention-and-usage');
   assert.deepEqual(await accessibilityViolations(page), []);
 

@@ -66,7 +66,7 @@ test('errors go to stderr with a non-zero exit and a specific message', async ()
     [['key', 'revoke', 'not-an-id'], /no API key with id "not-an-id"/, 1],
     [['key', 'create', '--site', name, '--user', 'nobody@nowhere.test'], /no user with id or e-mail/, 1],
     [['site', 'create', '--name', 'x'], /--ae-title is required/, 2],
-    [['site', 'explode'], /"site" needs one of: create, update, show, usage, offboard, purge, list/, 2],
+    [['site', 'explode'], /"site" needs one of: create, update, show, usage, export, offboard, purge, list/, 2],
     [['site', 'create', '--name', 'x', '--ae-title', 'Y', '--colour', 'red'], /Unknown option '--colour'/, 2],
     [['frobnicate'], /unknown command "frobnicate"/, 2],
   ];
@@ -118,6 +118,23 @@ test('site update sets the message body retention ("" keeps bodies for ever); si
   assert.equal(usage.site_id, created.id);
   assert.ok(usage.computed_at);
   assert.ok(usage.items.some((item) => item.item === 'audit_event' && item.rows >= 3));
+});
+
+test('site update sets the export file and refused traffic retentions ("" gives back the service-wide values)', async () => {
+  const name = `Retainer ${unique()}`;
+  type Retentions = { export_retention_hours: number | null; refused_traffic_retention_days: number | null };
+  const created = await runCliJson<Retentions>(['site', 'create', '--name', name, '--ae-title', `AE${unique()}`], env);
+  assert.deepEqual([created.export_retention_hours, created.refused_traffic_retention_days], [null, null]);
+  const set = await runCliJson<Retentions>(['site', 'update', name, '--export-retention-hours', '6', '--refused-traffic-retention-days', '90'], env);
+  assert.deepEqual([set.export_retention_hours, set.refused_traffic_retention_days], [6, 90]);
+  const cleared = await runCliJson<Retentions>(['site', 'update', name, '--export-retention-hours', '', '--refused-traffic-retention-days', ''], env);
+  assert.deepEqual([cleared.export_retention_hours, cleared.refused_traffic_retention_days], [null, null]);
+  const malformed = await runCli(['site', 'update', name, '--export-retention-hours', 'six'], env);
+  assert.equal(malformed.status, 2);
+  assert.match(malformed.stderr, /--export-retention-hours must be a whole number of hours/);
+  const outOfRange = await runCli(['site', 'update', name, '--refused-traffic-retention-days', '4000'], env);
+  assert.equal(outOfRange.status, 1);
+  assert.match(outOfRange.stderr, /refused traffic retention must be 1 to 3650 days/);
 });
 
 test('site offboard marks a site (--cancel unmarks it); site purge refuses within the grace period, then purges', async () => {

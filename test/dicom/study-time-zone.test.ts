@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { createReport } from '../../src/domain/imaging/reports.ts';
 import { readWorklistStudy } from '../../src/domain/imaging/worklist-query.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
-import { diagnosticReportOf } from '../../src/fhir/diagnostic-report/report-view.ts';
+import { diagnosticReportOf } from '../../src/domain/imaging/diagnostic-report-view.ts';
 import { createTestSite } from '../support/sites.ts';
 import { dcmtk, startHarness, storescu, type DicomHarness } from './support/dicom-harness.ts';
 import { writeSyntheticInstance } from './support/synthetic-instance.ts';

@@ -474,7 +474,8 @@ test('docs/configuration.md: running one area of the tests, as shown', async () 
   assert.match(result.stdout, /^ℹ pass 1$/m);
 });
 
-test('docs/data-lifecycle.md: /readyz, the message body retention, the storage use and offboarding, as shown (the purge measurement is left to the bench)', async () => {
+test('docs/data-lifecycle.md: /readyz, the message body, export and refused traffic retentions, the storage use, the site export and offboarding, as shown (the purge measurement is left to the bench)', async () => {
+  const values: Record<string, string> = {};
   await runDocumentedSteps(readDocument('docs/data-lifecycle.md'), documented, [
     {
       name: '/readyz above the floor',
@@ -489,6 +490,26 @@ test('docs/data-lifecycle.md: /readyz, the message body retention, the storage u
       check({ stdout }) {
         assert.match(stdout, /^message_body_retention_days: 90$/m);
         assert.match(stdout, /^message_body_retention_days: (?!90)/m, 'then "" keeps bodies for ever');
+      },
+    },
+    {
+      name: 'site update --export-retention-hours --refused-traffic-retention-days',
+      command: /--export-retention-hours 6 --refused-traffic-retention-days 90/,
+      check({ stdout }) {
+        assert.match(stdout, /^export_retention_hours: 6$/m);
+        assert.match(stdout, /^refused_traffic_retention_days: 90$/m);
+        assert.match(stdout, /^export_retention_hours: (?!6)/m, 'then "" gives back the service-wide value');
+        assert.match(stdout, /^refused_traffic_retention_days: (?!90)/m, 'then "" gives back the service default');
+      },
+    },
+    {
+      name: 'site export',
+      command: /site export Riverside --to "\$EXPORT" --json/,
+      check({ stdout }) {
+        const summary = JSON.parse(stdout) as { name: string; records: Record<string, number>; dicom_missing: number };
+        assert.equal(summary.name, 'Riverside');
+        assert.ok(summary.records['audit-log']! >= 1, 'the site\'s creation is in its audit log');
+        assert.equal(summary.dicom_missing, 0);
       },
     },
     {
@@ -509,7 +530,8 @@ test('docs/data-lifecycle.md: /readyz, the message body retention, the storage u
         assert.equal(typeof usage.dicom_bytes, 'number');
       },
     },
-  ], { notRun: [/bench\/retention-purge\.ts/] });
+  ], { notRun: [/bench\/retention-purge\.ts/], values });
+  if (values.EXPORT) rmSync(values.EXPORT, { recursive: true, force: true });
 });
 
 test('the pages without shell commands still have none to check', () => {

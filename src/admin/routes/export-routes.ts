@@ -76,7 +76,7 @@ export async function registerExportRoutes(app: FastifyInstance, services: Servi
     },
     async (request: FastifyRequest<{ Params: { siteId: string } }>) => {
       const { site } = await siteForArea(database, request, request.params.siteId, 'exports');
-      return { exports: (await listExports(database, site.id)).map(exportView), retention_hours: services.config.bulkExport.retentionHours };
+      return { exports: (await listExports(database, site.id)).map(exportView), retention_hours: site.exportRetentionHours ?? services.config.bulkExport.retentionHours };
     },
   );
   app.post(

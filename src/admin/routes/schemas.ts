@@ -69,6 +69,8 @@ export const siteSchema = {
     time_zone: nullableStr,
     data_access_retention_days: { type: 'integer' },
     message_body_retention_days: { type: ['integer', 'null'] },
+    export_retention_hours: { type: ['integer', 'null'] },
+    refused_traffic_retention_days: { type: ['integer', 'null'] },
     created_at: dateTime,
     updated_at: dateTime,
   },

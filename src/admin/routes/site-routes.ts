@@ -24,6 +24,18 @@ const siteFields = {
     maximum: 36500,
     description: 'days the message log keeps raw message bodies (the entry and its acknowledgement stay); null: for ever (the default)',
   },
+  export_retention_hours: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: 8760,
+    description: 'hours the site\'s Bulk Data export files are kept after the export finished; null: the service-wide CG_EXPORT_RETENTION_HOURS (the default)',
+  },
+  refused_traffic_retention_days: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: 3650,
+    description: 'days the site\'s refused-traffic records are kept; null: the service default, 30 days',
+  },
 } as const;
 
 interface SiteBody {
@@ -34,6 +46,17 @@ interface SiteBody {
   time_zone?: string | null;
   data_access_retention_days?: number;
   message_body_retention_days?: number | null;
+  export_retention_hours?: number | null;
+  refused_traffic_retention_days?: number | null;
+}
+
+/** The retention fields of a site body, as the domain's input (absent ones left out). */
+function retentionInput(body: SiteBody) {
+  return {
+    ...(body.message_body_retention_days !== undefined ? { messageBodyRetentionDays: body.message_body_retention_days } : {}),
+    ...(body.export_retention_hours !== undefined ? { exportRetentionHours: body.export_retention_hours } : {}),
+    ...(body.refused_traffic_retention_days !== undefined ? { refusedTrafficRetentionDays: body.refused_traffic_retention_days } : {}),
+  };
 }
 
 export async function registerSiteRoutes(app: FastifyInstance, services: Services): Promise<void> {
@@ -74,7 +97,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
             ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
             ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
             ...(body.data_access_retention_days !== undefined ? { dataAccessRetentionDays: body.data_access_retention_days } : {}),
-            ...(body.message_body_retention_days !== undefined ? { messageBodyRetentionDays: body.message_body_retention_days } : {}),
+            ...retentionInput(body),
           },
           actorOf(request),
         ),
@@ -127,7 +150,7 @@ export async function registerSiteRoutes(app: FastifyInstance, services: Service
             ...(body.mllp_allow_any_ip !== undefined ? { mllpAllowAnyIp: body.mllp_allow_any_ip } : {}),
             ...(body.time_zone !== undefined ? { timeZone: body.time_zone } : {}),
             ...(body.data_access_retention_days !== undefined ? { dataAccessRetentionDays: body.data_access_retention_days } : {}),
-            ...(body.message_body_retention_days !== undefined ? { messageBodyRetentionDays: body.message_body_retention_days } : {}),
+            ...retentionInput(body),
           },
           actorOf(request),
         ),

@@ -1,4 +1,6 @@
+import { resolve } from 'node:path';
 import { loadConfig } from '../../config/env.ts';
+import { exportSite } from '../../domain/retention/site-export.ts';
 import { cancelSitePurge, markSiteForPurge, purgeSite, type OffboardingState } from '../../domain/retention/site-offboarding.ts';
 import { resolveSite } from '../../domain/sites/sites.ts';
 import { UsageError } from '../cli-error.ts';
@@ -10,6 +12,27 @@ const operator = { kind: 'operator' } as const;
 
 function presentState(state: OffboardingState) {
   return { id: state.siteId, name: state.name, offboarding_marked_at: state.markedAt, purge_after: state.purgeAfter };
+}
+
+/** site export SITE --to DIR: the whole site into an empty folder, before offboarding it. */
+export async function siteExportCommand(target: string | undefined, options: CommandOptions, json: boolean): Promise<void> {
+  if (!target) throw new UsageError('site export needs the site: site export SITE --to DIR');
+  const folder = options.optional('to');
+  if (!folder?.trim()) throw new UsageError('site export needs the folder to write: site export SITE --to DIR (new or empty)');
+  const config = loadConfig();
+  const manifest = await withDatabase(async (db) => exportSite(db, await resolveSite(db, target), resolve(folder), config.dicomStorageDir, operator));
+  const out = {
+    folder: resolve(folder),
+    site_id: manifest.site.id,
+    name: manifest.site.name,
+    snapshot_at: manifest.snapshotAt,
+    fhir: manifest.counts.fhir,
+    records: manifest.counts.records,
+    dicom_files: manifest.counts.dicomFiles,
+    dicom_bytes: manifest.counts.dicomBytes,
+    dicom_missing: manifest.dicomMissing.length,
+  };
+  print(out, json, () => `site ${out.name} (${out.site_id}) exported to ${out.folder}\n${formatRecord({ snapshot_at: out.snapshot_at, dicom_files: out.dicom_files, dicom_bytes: out.dicom_bytes, dicom_missing: out.dicom_missing })}\n${formatRecord({ ...out.fhir, ...out.records })}`);
 }
 
 /** site offboard SITE [--grace-days N] | --cancel; site purge SITE (docs/data-lifecycle.md#site-offboarding). */

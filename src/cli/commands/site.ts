@@ -2,16 +2,17 @@ import { siteJson } from '../../domain/sites/site-json.ts';
 import { createSite, listSites, resolveSite, updateSite } from '../../domain/sites/sites.ts';
 import { readStorageUsage, refreshStorageUsage, storageUsageView } from '../../domain/retention/storage-usage.ts';
 import { UsageError } from '../cli-error.ts';
-import { offboardingCommand } from './site-offboarding.ts';
+import { offboardingCommand, siteExportCommand } from './site-offboarding.ts';
 import type { CommandContext } from '../command.ts';
 import { formatRecord, formatTable, print } from '../output.ts';
 import { integerOption, switchOf } from '../switches.ts';
 import { withDatabase } from '../with-database.ts';
 
-/** A whole number of days, or "" (keep for ever). */
-function retentionDays(value: string): number | null {
+/** A whole number, or "" (null: for ever, or the service-wide value). */
+function optionalRetention(value: string | undefined, explanation: string): number | null | undefined {
+  if (value === undefined) return undefined;
   if (value.trim() === '') return null;
-  if (!/^\d{1,5}$/.test(value.trim())) throw new UsageError('--message-body-retention-days must be a whole number of days (1 to 36500), or "" to keep bodies for ever');
+  if (!/^\d{1,5}$/.test(value.trim())) throw new UsageError(explanation);
   return Number(value.trim());
 }
 
@@ -38,7 +39,10 @@ export async function siteCommand({ action, options, positionals, json }: Comman
   if (action === 'update') {
     const target = positionals[0];
     if (!target) throw new UsageError('site update needs the site: site update SITE [--name N] [--ae-title AET] [--time-zone TZ]');
-    const [name, aeTitle, timeZone, bodyRetention] = [options.optional('name'), options.optional('ae-title'), options.optional('time-zone'), options.optional('message-body-retention-days')];
+    const [name, aeTitle, timeZone] = [options.optional('name'), options.optional('ae-title'), options.optional('time-zone')];
+    const bodyRetention = optionalRetention(options.optional('message-body-retention-days'), '--message-body-retention-days must be a whole number of days (1 to 36500), or "" to keep bodies for ever');
+    const exportRetention = optionalRetention(options.optional('export-retention-hours'), '--export-retention-hours must be a whole number of hours (1 to 8760), or "" for the service-wide CG_EXPORT_RETENTION_HOURS');
+    const refusalRetention = optionalRetention(options.optional('refused-traffic-retention-days'), '--refused-traffic-retention-days must be a whole number of days (1 to 3650), or "" for the service default (30)');
     const patientPutCreates = switchOf(options, 'patient-put-creates', 'no-patient-put-creates');
     const mllpAllowAnyIp = switchOf(options, 'allow-any-ip', 'no-allow-any-ip');
     const dataAccessRetentionDays = integerOption(options, 'data-access-retention-days');
@@ -55,7 +59,9 @@ export async function siteCommand({ action, options, positionals, json }: Comman
             ...(patientPutCreates !== undefined ? { patientPutCreates } : {}),
             ...(mllpAllowAnyIp !== undefined ? { mllpAllowAnyIp } : {}),
             ...(dataAccessRetentionDays !== undefined ? { dataAccessRetentionDays } : {}),
-            ...(bodyRetention !== undefined ? { messageBodyRetentionDays: retentionDays(bodyRetention) } : {}),
+            ...(bodyRetention !== undefined ? { messageBodyRetentionDays: bodyRetention } : {}),
+            ...(exportRetention !== undefined ? { exportRetentionHours: exportRetention } : {}),
+            ...(refusalRetention !== undefined ? { refusedTrafficRetentionDays: refusalRetention } : {}),
           },
           { kind: 'operator' },
         ),
@@ -82,6 +88,10 @@ export async function siteCommand({ action, options, positionals, json }: Comman
       return storageUsageView(await readStorageUsage(db, site.id));
     });
     print(usage, json, () => formatUsage(usage));
+    return;
+  }
+  if (action === 'export') {
+    await siteExportCommand(positionals[0], options, json);
     return;
   }
   if (action === 'offboard' || action === 'purge') {

@@ -189,11 +189,15 @@ export async function startExportAttempt(db: Queryable, job: ExportJob, owner: s
   return (rowCount ?? 0) > 0;
 }
 
+/*
+ * completeExport and failExport: the expiry is the site's export_retention_hours when it has one,
+ * else `retentionHours` (the service-wide CG_EXPORT_RETENTION_HOURS).
+ */
 export async function completeExport(db: Queryable, job: ExportJob, owner: string, output: ExportOutputFile[], retentionHours: number): Promise<boolean> {
   const total = output.reduce((sum, file) => sum + file.count, 0);
   const { rowCount } = await db.query(
     `UPDATE bulk_export_job
-        SET state = 'completed', finished_at = now(), expires_at = now() + make_interval(hours => $5), output = $4::jsonb,
+        SET state = 'completed', finished_at = now(), expires_at = now() + make_interval(hours => coalesce((SELECT export_retention_hours FROM site WHERE id = $1), $5)), output = $4::jsonb,
             progress_count = $6, lease_owner = NULL, lease_expires_at = NULL
       WHERE site_id = $1 AND id = $2 AND lease_owner = $3 AND state = 'running'`,
     [job.siteId, job.id, owner, JSON.stringify(output), retentionHours, total],
@@ -204,12 +208,24 @@ export async function completeExport(db: Queryable, job: ExportJob, owner: strin
 export async function failExport(db: Queryable, job: ExportJob, owner: string, error: string, retentionHours: number): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE bulk_export_job
-        SET state = 'failed', finished_at = now(), expires_at = now() + make_interval(hours => $5), error = $4, output = '[]',
+        SET state = 'failed', finished_at = now(), expires_at = now() + make_interval(hours => coalesce((SELECT export_retention_hours FROM site WHERE id = $1), $5)), error = $4, output = '[]',
             lease_owner = NULL, lease_expires_at = NULL
       WHERE site_id = $1 AND id = $2 AND lease_owner = $3 AND state = 'running'`,
     [job.siteId, job.id, owner, error.slice(0, 2000), retentionHours],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/**
+ * The site's export retention changed: its finished exports expire that many hours after they
+ * finished (sooner or later than before); the clean-up reads only expires_at. Exports expire as
+ * they were set when a site goes back to the service-wide value (unknown to the domain).
+ */
+export async function reviseExportExpiries(db: Queryable, siteId: string, retentionHours: number): Promise<void> {
+  await db.query(
+    'UPDATE bulk_export_job SET expires_at = finished_at + make_interval(hours => $2) WHERE site_id = $1 AND finished_at IS NOT NULL',
+    [siteId, retentionHours],
+  );
 }
 
 /** Finished jobs of any site past their expiry: the clean-up deletes their files, then them. */

@@ -25,6 +25,8 @@ export interface ExportSnapshot {
   storedResources(type: string): AsyncGenerator<string[]>;
   /** The site's imaging reports (DiagnosticReport is a view over them), a batch at a time. */
   imagingReports(): AsyncGenerator<ImagingReport[]>;
+  /** Any query's rows in the same snapshot, a batch at a time (the site export's other records). */
+  rows<Row>(text: string, values: unknown[]): AsyncGenerator<Row[]>;
 }
 
 async function* batches<Row>(client: pg.PoolClient, text: string, values: unknown[]): AsyncGenerator<Row[]> {
@@ -76,6 +78,9 @@ export async function withExportSnapshot<T>(pool: pg.Pool, selection: ExportSele
         for await (const batch of batches<Record<string, unknown>>(client, `${reportSelect} WHERE ${where.join(' AND ')}`, values)) {
           yield batch.map(toReport);
         }
+      },
+      rows<Row>(text: string, values: unknown[]) {
+        return batches<Row>(client, text, values);
       },
     };
     const result = await work(snapshot);

@@ -6,8 +6,8 @@
  *   couple of seconds later (one UPDATE for all pending counts);
  * - breadth: at most `maxKeysPerWindow` rows per minute per process; past that, events are only
  *   counted (`overflow`), so a sender cycling through addresses is bounded too;
- * - size: rows older than `retentionDays` and rows beyond `maxRows` (oldest first) are deleted by
- *   the recorder itself, at most every `purgeEveryMs` and whenever it has written a tenth of
+ * - size: rows older than `retentionDays` (unless their site has a retention of its own, which the
+ *   data lifecycle job applies) and rows beyond `maxRows` (oldest first) are deleted by the recorder itself, at most every `purgeEveryMs` and whenever it has written a tenth of
  *   `maxRows` since its last purge.
  *
  * Recording never delays nor fails the refusal it describes: `record` returns at once and a
@@ -140,7 +140,14 @@ export class RefusedTrafficRecorder {
   }
 
   async #purge(): Promise<void> {
-    await this.#db.query(`DELETE FROM refused_traffic WHERE occurred_at < now() - make_interval(days => $1)`, [this.bounds.retentionDays]).catch(() => undefined);
+    // Rows of a site with its own retention are the data lifecycle job's (retention/refused-traffic-purge.ts).
+    await this.#db
+      .query(
+        `DELETE FROM refused_traffic r WHERE occurred_at < now() - make_interval(days => $1)
+            AND NOT EXISTS (SELECT 1 FROM site s WHERE s.id = r.site_id AND s.refused_traffic_retention_days IS NOT NULL)`,
+        [this.bounds.retentionDays],
+      )
+      .catch(() => undefined);
     await this.#db
       .query('DELETE FROM refused_traffic WHERE id <= (SELECT id FROM refused_traffic ORDER BY id DESC OFFSET $1 LIMIT 1)', [this.bounds.maxRows])
       .catch(() => undefined);

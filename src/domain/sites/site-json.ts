@@ -11,6 +11,8 @@ export function siteJson(site: Site) {
     time_zone: site.timeZone,
     data_access_retention_days: site.dataAccessRetentionDays,
     message_body_retention_days: site.messageBodyRetentionDays,
+    export_retention_hours: site.exportRetentionHours,
+    refused_traffic_retention_days: site.refusedTrafficRetentionDays,
     created_at: site.createdAt,
     updated_at: site.updatedAt,
   };

@@ -7,6 +7,7 @@ import type { Actor, SiteContext, SitePolicies } from '../site-context.ts';
 import { normalizeAeTitle } from './ae-title.ts';
 import { optionalTimeZone } from '../time-zones/time-zone-name.ts';
 import { isUuid } from '../uuid.ts';
+import { reviseExportExpiries } from '../bulk-export/export-jobs.ts';
 
 export interface Site {
   id: string;
@@ -19,6 +20,10 @@ export interface Site {
   dataAccessRetentionDays: number;
   /** Days the message log keeps raw message bodies; null: for ever (src/domain/retention). */
   messageBodyRetentionDays: number | null;
+  /** Hours the site's export files are kept; null: the service-wide CG_EXPORT_RETENTION_HOURS. */
+  exportRetentionHours: number | null;
+  /** Days the site's refused-traffic records are kept; null: the service default (30 days). */
+  refusedTrafficRetentionDays: number | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -32,11 +37,13 @@ export interface SiteRow {
   time_zone: string | null;
   data_access_retention_days: number;
   message_body_retention_days: number | null;
+  export_retention_hours: number | null;
+  refused_traffic_retention_days: number | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, message_body_retention_days, created_at, updated_at';
+const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, message_body_retention_days, export_retention_hours, refused_traffic_retention_days, created_at, updated_at';
 
 /** The site columns, qualified by a table alias, for queries that join the site to something else. */
 export function siteColumns(alias: string): string {
@@ -52,6 +59,8 @@ export function toSite(row: SiteRow): Site {
     timeZone: row.time_zone,
     dataAccessRetentionDays: row.data_access_retention_days,
     messageBodyRetentionDays: row.message_body_retention_days,
+    exportRetentionHours: row.export_retention_hours,
+    refusedTrafficRetentionDays: row.refused_traffic_retention_days,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -76,9 +85,9 @@ function translateUniqueViolation(error: unknown): never {
   throw error;
 }
 
-function validRetentionDays(days: number, what = 'the data access log retention', location = 'data_access_retention_days'): number {
-  if (!Number.isInteger(days) || days < 1 || days > 36_500) {
-    throw new DomainError('invalid', `${what} must be 1 to 36500 days`, [{ message: 'must be 1 to 36500 days', location }]);
+function validRetentionDays(days: number, what = 'the data access log retention', location = 'data_access_retention_days', most = 36_500, unit = 'days'): number {
+  if (!Number.isInteger(days) || days < 1 || days > most) {
+    throw new DomainError('invalid', `${what} must be 1 to ${most} ${unit}`, [{ message: `must be 1 to ${most} ${unit}`, location }]);
   }
   return days;
 }
@@ -86,6 +95,16 @@ function validRetentionDays(days: number, what = 'the data access log retention'
 /** null (keep message bodies for ever) or 1 to 36500 days. */
 function validBodyRetention(days: number | null): number | null {
   return days === null ? null : validRetentionDays(days, 'the message body retention', 'message_body_retention_days');
+}
+
+/** null (the service-wide CG_EXPORT_RETENTION_HOURS) or 1 to 8760 hours (a year). */
+function validExportRetention(hours: number | null): number | null {
+  return hours === null ? null : validRetentionDays(hours, 'the export file retention', 'export_retention_hours', 8_760, 'hours');
+}
+
+/** null (the service default, 30 days) or 1 to 3650 days. */
+function validRefusedTrafficRetention(days: number | null): number | null {
+  return days === null ? null : validRetentionDays(days, 'the refused traffic retention', 'refused_traffic_retention_days', 3_650);
 }
 
 export interface CreateSiteInput {
@@ -97,6 +116,8 @@ export interface CreateSiteInput {
   timeZone?: string | null;
   dataAccessRetentionDays?: number;
   messageBodyRetentionDays?: number | null;
+  exportRetentionHours?: number | null;
+  refusedTrafficRetentionDays?: number | null;
 }
 
 export async function createSite(db: Queryable, input: CreateSiteInput, actor: Actor): Promise<Site> {
@@ -105,8 +126,9 @@ export async function createSite(db: Queryable, input: CreateSiteInput, actor: A
   const timeZone = optionalTimeZone(input.timeZone);
   try {
     const { rows } = await db.query<SiteRow>(
-      `INSERT INTO site (id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, message_body_retention_days)
-       VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 2190), $8) RETURNING ${columns}`,
+      `INSERT INTO site (id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, message_body_retention_days,
+                         export_retention_hours, refused_traffic_retention_days)
+       VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 2190), $8, $9, $10) RETURNING ${columns}`,
       [
         randomUUID(),
         name,
@@ -116,6 +138,8 @@ export async function createSite(db: Queryable, input: CreateSiteInput, actor: A
         timeZone,
         input.dataAccessRetentionDays === undefined ? null : validRetentionDays(input.dataAccessRetentionDays),
         validBodyRetention(input.messageBodyRetentionDays ?? null),
+        validExportRetention(input.exportRetentionHours ?? null),
+        validRefusedTrafficRetention(input.refusedTrafficRetentionDays ?? null),
       ],
     );
     const site = toSite(rows[0]!);
@@ -136,6 +160,10 @@ export interface UpdateSiteInput {
   dataAccessRetentionDays?: number;
   /** null: keep message bodies for ever. */
   messageBodyRetentionDays?: number | null;
+  /** null: the service-wide CG_EXPORT_RETENTION_HOURS. */
+  exportRetentionHours?: number | null;
+  /** null: the service default (30 days). */
+  refusedTrafficRetentionDays?: number | null;
 }
 
 export async function updateSite(db: Queryable, siteId: string, input: UpdateSiteInput, actor: Actor): Promise<Site> {
@@ -147,7 +175,7 @@ export async function updateSite(db: Queryable, siteId: string, input: UpdateSit
   try {
     const { rows } = await db.query<SiteRow>(
       `UPDATE site SET name = $2, ae_title = $3, patient_put_creates = $4, mllp_allow_any_ip = $5, time_zone = $6, data_access_retention_days = $7,
-              message_body_retention_days = $8, updated_at = now()
+              message_body_retention_days = $8, export_retention_hours = $9, refused_traffic_retention_days = $10, updated_at = now()
        WHERE id = $1 RETURNING ${columns}`,
       [
         siteId,
@@ -158,9 +186,12 @@ export async function updateSite(db: Queryable, siteId: string, input: UpdateSit
         timeZone,
         input.dataAccessRetentionDays === undefined ? current.dataAccessRetentionDays : validRetentionDays(input.dataAccessRetentionDays),
         input.messageBodyRetentionDays === undefined ? current.messageBodyRetentionDays : validBodyRetention(input.messageBodyRetentionDays),
+        input.exportRetentionHours === undefined ? current.exportRetentionHours : validExportRetention(input.exportRetentionHours),
+        input.refusedTrafficRetentionDays === undefined ? current.refusedTrafficRetentionDays : validRefusedTrafficRetention(input.refusedTrafficRetentionDays),
       ],
     );
     const site = toSite(rows[0]!);
+    if (site.exportRetentionHours !== null && site.exportRetentionHours !== current.exportRetentionHours) await reviseExportExpiries(db, siteId, site.exportRetentionHours);
     noteCredentialChange(db);
     await recordAudit(db, { siteId, actor, action: 'site.updated', targetType: 'site', targetId: siteId, details: { ...input } });
     return site;

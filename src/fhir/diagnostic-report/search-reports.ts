@@ -3,7 +3,7 @@ import { maxReportPageSize, searchReports, type ImagingReport, type ReportSearch
 import type { SearchCondition } from '../../domain/records/resource-store.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import type { Queryable } from '../../storage/database.ts';
-import { diagnosticReportOf } from './report-view.ts';
+import { diagnosticReportOf } from '../../domain/imaging/diagnostic-report-view.ts';
 
 /**
  * DiagnosticReport search over the imaging reports (DESIGN.md section 1): patient selects the

@@ -12,7 +12,7 @@ import { attemptFolderName, jobFolder, NdjsonFileSeries } from '../../domain/bul
 import { completeExport, releaseExportLease, renewExportLease, startExportAttempt, type ExportJob, type ExportOutputFile } from '../../domain/bulk-export/export-jobs.ts';
 import { withExportSnapshot } from '../../domain/bulk-export/export-reader.ts';
 import type { Database } from '../../storage/database.ts';
-import { diagnosticReportOf } from '../diagnostic-report/report-view.ts';
+import { diagnosticReportOf } from '../../domain/imaging/diagnostic-report-view.ts';
 
 /** The job is no longer this worker's: it was cancelled, or taken over after a stall. */
 export class ExportLeaseLost extends Error {

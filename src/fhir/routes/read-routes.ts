@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { readReport } from '../../domain/imaging/reports.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
-import { diagnosticReportOf } from '../diagnostic-report/report-view.ts';
+import { diagnosticReportOf } from '../../domain/imaging/diagnostic-report-view.ts';
 import { sendReadResource } from '../http/resource-response.ts';
 import { auditFhirAccess } from './access-audit.ts';
 import { readSubset, subsetResource } from '../search/subset.ts';

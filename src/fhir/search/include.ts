@@ -5,7 +5,7 @@ import { isStoredResourceType, patientReferenceElement } from '../../domain/reco
 import type { SiteContext } from '../../domain/site-context.ts';
 import type { Queryable } from '../../storage/database.ts';
 import type { IncludeTarget } from '../capability/resource-definitions.ts';
-import { diagnosticReportOf } from '../diagnostic-report/report-view.ts';
+import { diagnosticReportOf } from '../../domain/imaging/diagnostic-report-view.ts';
 import { maxIncludedPerPage } from './search-limits.ts';
 
 /**

@@ -85,12 +85,13 @@ export async function createBackup(source: BackupSource, target: string, progres
   }
 }
 
-async function prepareEmptyFolder(target: string): Promise<void> {
+/** Makes `target` (new or empty, else a BackupError), readable by the service's account only. */
+export async function prepareEmptyFolder(target: string, what = 'a backup'): Promise<void> {
   if (existsSync(target)) {
     const entries = await readdir(target).catch((error: Error) => {
-      throw new BackupError(`cannot use ${target} for the backup: ${error.message}`);
+      throw new BackupError(`cannot use ${target} for ${what}: ${error.message}`);
     });
-    if (entries.length > 0) throw new BackupError(`${target} is not empty: a backup goes into a new or empty folder`);
+    if (entries.length > 0) throw new BackupError(`${target} is not empty: ${what} goes into a new or empty folder`);
   }
   // Patient data and credential hashes: readable by the service's account only.
   await mkdir(target, { recursive: true, mode: 0o700 });

@@ -7,6 +7,11 @@ import { aeTitleHint, siteTimeZoneHint } from './sites.js';
 import { timeZoneField, timeZoneProblem } from '../time-zone-field.js';
 import { storageUsageSection } from './site-usage.js';
 
+/** @param {number | null} value a setting that may be unset, as the text of its field */
+const optionalNumber = (value) => (value === null ? '' : String(value));
+/** @param {unknown} text a field's value: empty is null (the setting unset) */
+const numberOrNull = (text) => (String(text).trim() === '' ? null : Number(text));
+
 /**
  * A site's start page for admins: its settings, and what remains to set it up.
  * @param {import('../routes.js').PageContext} context
@@ -47,7 +52,9 @@ export async function siteOverviewPage(context) {
       serviceAdmin
         ? field({ label: 'Data access log retention (days)', name: 'data_access_retention_days', type: 'number', required: true, value: String(site.data_access_retention_days), hint: 'Who read which patient\'s data is kept this long (2190 days: six years).', attrs: { min: 1, max: 36500, step: 1 } })
         : h('p', { class: 'hint' }, `The data access log is kept ${site.data_access_retention_days} days: a service administrator sets this.`),
-      field({ label: 'Message body retention (days)', name: 'message_body_retention_days', type: 'number', value: site.message_body_retention_days === null ? '' : String(site.message_body_retention_days), hint: 'Raw HL7 message bodies older than this are removed from the message log; each entry and its acknowledgement stay. Empty: kept for ever.', attrs: { min: 1, max: 36500, step: 1 } }),
+      field({ label: 'Message body retention (days)', name: 'message_body_retention_days', type: 'number', value: optionalNumber(site.message_body_retention_days), hint: 'Raw HL7 message bodies older than this are removed from the message log; each entry and its acknowledgement stay. Empty: kept for ever.', attrs: { min: 1, max: 36500, step: 1 } }),
+      field({ label: 'Export file retention (hours)', name: 'export_retention_hours', type: 'number', value: optionalNumber(site.export_retention_hours), hint: 'Bulk Data export files are deleted this long after their export finished. Empty: the service-wide setting (CG_EXPORT_RETENTION_HOURS).', attrs: { min: 1, max: 8760, step: 1 } }),
+      field({ label: 'Refused traffic retention (days)', name: 'refused_traffic_retention_days', type: 'number', value: optionalNumber(site.refused_traffic_retention_days), hint: 'Records of connections and requests the service refused for this site are kept this long. Empty: the service default, 30 days.', attrs: { min: 1, max: 3650, step: 1 } }),
     ],
     action: async (values) => {
       const problem = timeZoneProblem(values.time_zone);
@@ -65,7 +72,9 @@ export async function siteOverviewPage(context) {
         patient_put_creates: values.patient_put_creates,
         ...(serviceAdmin ? { mllp_allow_any_ip: values.mllp_allow_any_ip, data_access_retention_days: Number(values.data_access_retention_days) } : {}),
         time_zone: values.time_zone.trim() || null,
-        message_body_retention_days: String(values.message_body_retention_days).trim() === '' ? null : Number(values.message_body_retention_days),
+        message_body_retention_days: numberOrNull(values.message_body_retention_days),
+        export_retention_hours: numberOrNull(values.export_retention_hours),
+        refused_traffic_retention_days: numberOrNull(values.refused_traffic_retention_days),
       });
       context.forgetSites();
       announce('Site settings saved.');

@@ -1,5 +1,5 @@
 import type { DiagnosticReport } from '@medplum/fhirtypes';
-import type { ImagingReport } from '../../domain/imaging/reports.ts';
+import type { ImagingReport } from './reports.ts';
 
 /**
  * The FHIR view of an internal imaging report (issue 3 point 5). It has one version, the
