@@ -2,59 +2,31 @@
 // (arrowing through the options changes nothing); changing a site's AE title asks for
 // confirmation; every page a service administrator uses fits a 390 px phone screen.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import type { Browser, Page } from 'playwright-core';
-import { adminSurface } from '../../src/admin/surface.ts';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { resourceStore } from '../../src/domain/records/resource-store.ts';
 import { findSiteById } from '../../src/domain/sites/sites.ts';
-import type { SiteContext } from '../../src/domain/site-context.ts';
 import { findUserById } from '../../src/domain/users/users.ts';
-import { createOrigin } from '../../src/platform/http/origin.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { createTestApiKey, testServices } from '../support/http.ts';
+import { createTestApiKey } from '../support/http.ts';
 import { createTestSite } from '../support/sites.ts';
-import { accessibilityViolations, fitsWidth, launchChromium, screenshot, watchConsole } from './browser-support.ts';
+import { accessibilityViolations, fitsWidth, screenshot, useAdminInBrowser, watchConsole } from './browser-support.ts';
 import { admitPatientWithResults } from './clinical-fixtures.ts';
-import { createTestUser, testPassword } from './support.ts';
+import { createTestUser } from './support.ts';
 
-let db: TestDatabase;
-let admin: FastifyInstance;
-let browser: Browser;
-let adminUrl: string;
-let site: SiteContext;
-let email: string;
-
-before(async () => {
-  db = await createTestDatabase();
-  site = await createTestSite(db.database);
-  email = (await createTestUser(db.database, null, 'service-admin')).email;
-  admin = await createOrigin(adminSurface, testServices(db.database));
-  adminUrl = await admin.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await admin?.close();
-  await db?.drop();
-});
+const app = useAdminInBrowser('service-admin');
 
 async function signIn(page: Page): Promise<void> {
-  await page.goto(`${adminUrl}/`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(testPassword);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await app.signIn(page);
   await page.getByRole('heading', { level: 1, name: 'Sites' }).waitFor();
 }
 
 test('a role changes only when saved, and an AE title change asks first', { timeout: 300_000 }, async () => {
-  const clinician = await createTestUser(db.database, site, 'clinician');
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const clinician = await createTestUser(app.db.database, app.site, 'clinician');
+  const context = await app.browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const console = watchConsole(page);
   await signIn(page);
-  await page.goto(`${adminUrl}/#/sites/${site.siteId}/users`);
+  await page.goto(`${app.url}/#/sites/${app.site.siteId}/users`);
   const role = page.getByRole('combobox', { name: `Role of ${clinician.email}` });
   // The row names whose role the button saves (the cell's name stays the e-mail address).
   const save = page.getByRole('row').filter({ hasText: clinician.email }).getByRole('button', { name: 'Save role' });
@@ -62,32 +34,32 @@ test('a role changes only when saved, and an AE title change asks first', { time
   await role.focus();
   await page.keyboard.press('ArrowDown');
   await page.waitForTimeout(300);
-  assert.equal((await findUserById(db.database, clinician.id))!.role, 'clinician', 'arrowing through the roles changes nothing');
+  assert.equal((await findUserById(app.db.database, clinician.id))!.role, 'clinician', 'arrowing through the roles changes nothing');
   await role.selectOption('site-admin');
   assert.equal(await save.isDisabled(), false);
   const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/users/${clinician.id}`));
   await save.click();
   assert.equal((await saved).status(), 200);
-  assert.equal((await findUserById(db.database, clinician.id))!.role, 'site-admin');
+  assert.equal((await findUserById(app.db.database, clinician.id))!.role, 'site-admin');
   assert.deepEqual(await accessibilityViolations(page), []);
 
-  await page.goto(`${adminUrl}/#/sites/${site.siteId}`);
+  await page.goto(`${app.url}/#/sites/${app.site.siteId}`);
   const settings = page.getByRole('form', { name: 'Site settings' });
   await settings.getByLabel('DICOM AE title').fill('NEWTITLE');
   await settings.getByRole('button', { name: 'Save settings' }).click();
   const confirm = page.getByRole('dialog', { name: 'Change the DICOM AE title' });
-  await confirm.getByText(`Modalities and PACS that send to ${site.aeTitle} will be refused`).waitFor();
+  await confirm.getByText(`Modalities and PACS that send to ${app.site.aeTitle} will be refused`).waitFor();
   assert.deepEqual(await accessibilityViolations(page), []);
   await confirm.getByRole('button', { name: 'Cancel' }).click();
-  assert.equal((await findSiteById(db.database, site.siteId))!.aeTitle, site.aeTitle, 'cancelled: nothing saved');
+  assert.equal((await findSiteById(app.db.database, app.site.siteId))!.aeTitle, app.site.aeTitle, 'cancelled: nothing saved');
   await settings.getByRole('button', { name: 'Save settings' }).click();
-  const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/sites/${site.siteId}`));
+  const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/sites/${app.site.siteId}`));
   await confirm.getByRole('button', { name: 'Change the AE title' }).click();
   assert.equal((await patched).status(), 200);
-  assert.equal((await findSiteById(db.database, site.siteId))!.aeTitle, 'NEWTITLE');
+  assert.equal((await findSiteById(app.db.database, app.site.siteId))!.aeTitle, 'NEWTITLE');
   // Saving other settings with the same title asks nothing.
   await settings.getByLabel('Name').fill('Renamed site');
-  const renamed = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/sites/${site.siteId}`));
+  const renamed = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/sites/${app.site.siteId}`));
   await settings.getByRole('button', { name: 'Save settings' }).click();
   assert.equal((await renamed).status(), 200);
   assert.deepEqual(console.errors, []);
@@ -96,25 +68,25 @@ test('a role changes only when saved, and an AE title change asks first', { time
 
 test('the service administrator\'s pages fit a 390 px phone screen', { timeout: 300_000 }, async () => {
   // Pages with rows in them: long names, keys, messages, a study, a patient with results.
-  await createTestSite(db.database, { name: 'Northfield Regional Imaging and Diagnostic Centre (East Wing)' });
-  await createTestApiKey(db.database, site);
-  await admitPatientWithResults(db.database, site, 'PHONE-1');
-  const patient = (await resourceStore(db.database, site).findPatientByBusinessIdentifier('PHONE-1'))!;
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  await createTestSite(app.db.database, { name: 'Northfield Regional Imaging and Diagnostic Centre (East Wing)' });
+  await createTestApiKey(app.db.database, app.site);
+  await admitPatientWithResults(app.db.database, app.site, 'PHONE-1');
+  const patient = (await resourceStore(app.db.database, app.site).findPatientByBusinessIdentifier('PHONE-1'))!;
+  const context = await app.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   const page = await context.newPage();
   const console = watchConsole(page);
   await signIn(page);
-  const S = `/sites/${site.siteId}`;
+  const S = `/sites/${app.site.siteId}`;
   const pages = ['/sites', '/admins', '/audit', '/account', S, `${S}/users`, `${S}/keys`, `${S}/clients`, `${S}/worklist`, `${S}/patients`, `${S}/patients?name=martin`, `${S}/patients/${patient.id}`, `${S}/messages`, `${S}/connectivity`, `${S}/dicom-destinations`, `${S}/audit`, `${S}/data-access`, `${S}/exports`];
   const tooWide: string[] = [];
   for (const path of pages) {
-    await page.goto(`${adminUrl}/#${path}`);
+    await page.goto(`${app.url}/#${path}`);
     await page.locator('main h1').first().waitFor();
     await page.waitForLoadState('networkidle');
     if (!(await fitsWidth(page))) tooWide.push(`${path}: ${await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)} px`);
   }
   assert.deepEqual(tooWide, []);
-  await page.goto(`${adminUrl}/#/sites`);
+  await page.goto(`${app.url}/#/sites`);
   await page.locator('main h1').first().waitFor();
   await screenshot(page, 'sites-phone');
   assert.deepEqual(console.errors, []);

@@ -65,8 +65,9 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
 /**
  * For a browser test file: a database with a site and a user of `role` in it, the admin origin on
  * a free port, and Chromium; all stopped after the file. `signIn` opens the app as that user.
+ * `env` adds configuration to the admin origin's (e.g. a shorter idle limit).
  */
-export function useAdminInBrowser(role: UserRole): {
+export function useAdminInBrowser(role: UserRole, env: NodeJS.ProcessEnv = {}): {
   readonly db: TestDatabase;
   readonly site: SiteContext;
   readonly url: string;
@@ -79,7 +80,7 @@ export function useAdminInBrowser(role: UserRole): {
     state.site = await createTestSite(state.db.database);
     state.email = (await createTestUser(state.db.database, role === 'service-admin' ? null : state.site, role)).email;
     // No DICOMweb origin here: the study page says its images cannot be shown.
-    state.admin = await createOrigin(adminSurface, testServices(state.db.database, { CG_DICOMWEB_PORT: '' }));
+    state.admin = await createOrigin(adminSurface, testServices(state.db.database, { CG_DICOMWEB_PORT: '', ...env }));
     state.url = await state.admin.listen({ host: '127.0.0.1', port: 0 });
     state.browser = await launchChromium();
   });

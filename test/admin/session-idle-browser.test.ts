@@ -2,48 +2,16 @@
 // a dialog warns before the session ends and "Stay signed in" extends it; left alone, the
 // session ends and the sign-in page says why.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import type { Browser } from 'playwright-core';
-import { adminSurface } from '../../src/admin/surface.ts';
-import type { SiteContext } from '../../src/domain/site-context.ts';
-import { createOrigin } from '../../src/platform/http/origin.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { testServices } from '../support/http.ts';
-import { createTestSite } from '../support/sites.ts';
-import { accessibilityViolations, launchChromium, screenshot, watchConsole } from './browser-support.ts';
-import { createTestUser, testPassword } from './support.ts';
+import { test } from 'node:test';
+import { accessibilityViolations, screenshot, useAdminInBrowser, watchConsole } from './browser-support.ts';
 
-let db: TestDatabase;
-let admin: FastifyInstance;
-let browser: Browser;
-let adminUrl: string;
-let site: SiteContext;
-let email: string;
-
-before(async () => {
-  db = await createTestDatabase();
-  site = await createTestSite(db.database);
-  email = (await createTestUser(db.database, site, 'clinician')).email;
-  admin = await createOrigin(adminSurface, testServices(db.database, { CG_ADMIN_SESSION_IDLE_SECONDS: '45' }));
-  adminUrl = await admin.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await admin?.close();
-  await db?.drop();
-});
+const app = useAdminInBrowser('clinician', { CG_ADMIN_SESSION_IDLE_SECONDS: '45' });
 
 test('the idle warning appears before the limit, extends the session, and a session left alone ends with a message', { timeout: 300_000 }, async () => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await app.browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const console = watchConsole(page);
-  await page.goto(`${adminUrl}/`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(testPassword);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await app.signIn(page);
   await page.getByRole('heading', { level: 1, name: 'Worklist' }).waitFor();
 
   const warning = page.getByRole('dialog', { name: 'Your session is about to end' });
@@ -55,12 +23,12 @@ test('the idle warning appears before the limit, extends the session, and a sess
   await warning.getByRole('button', { name: 'Stay signed in' }).click();
   assert.equal((await extended).status(), 200);
   await warning.waitFor({ state: 'hidden' });
-  const { rows } = await db.database.query<{ idle: number }>('SELECT extract(epoch FROM now() - max(last_seen_at))::float AS idle FROM admin_session');
+  const { rows } = await app.db.database.query<{ idle: number }>('SELECT extract(epoch FROM now() - max(last_seen_at))::float AS idle FROM admin_session');
   assert.ok(rows[0]!.idle < 5, 'the extend call restarted the idle limit');
 
   // Work in another tab of the same browser keeps this one from warning or signing out.
   const other = await context.newPage();
-  await other.goto(`${adminUrl}/#/sites/${site.siteId}/worklist`);
+  await other.goto(`${app.url}/#/sites/${app.site.siteId}/worklist`);
   // Longer than this tab's 26 s until its warning.
   for (let i = 0; i < 7; i++) {
     await other.waitForTimeout(5_000);
@@ -73,7 +41,7 @@ test('the idle warning appears before the limit, extends the session, and a sess
   // Left alone again: the warning comes back and, unanswered, the session ends.
   await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor({ timeout: 90_000 });
   await page.getByText('You were signed out after a period without activity.').waitFor();
-  assert.equal((await db.database.query('SELECT 1 FROM admin_session')).rowCount, 0, 'ended on the server too');
+  assert.equal((await app.db.database.query('SELECT 1 FROM admin_session')).rowCount, 0, 'ended on the server too');
   assert.deepEqual(console.errors, []);
   await context.close();
 });
