@@ -29,10 +29,11 @@ export const diskFull: Scenario = {
     const dicomDir = join(dataDir, 'dicom');
     mkdirSync(dicomDir, { recursive: true });
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${filesystemBytes},mode=0755`, 'tmpfs', dicomDir]);
-    // The free-space floor (CG_DICOM_MIN_FREE_DISK, 1 GiB) is measured in the DICOM storage folder,
-    // here the 4 MiB tmpfs: it would refuse every store before the disk is full. What is tested
-    // is the disk running out under a transfer, so the floor is off.
-    const env = await createEnvironment(context, 'disk', { dataDir, env: { CG_DICOM_MIN_FREE_DISK: '0' } });
+    // The free-space floors (CG_DICOM_MIN_FREE_DISK, 1 GiB, and the service-wide CG_MIN_FREE_DISK,
+    // 256 MiB) are measured in the DICOM storage folder, here the 4 MiB tmpfs: they would refuse
+    // every store before the disk is full. What is tested is the disk running out under a
+    // transfer, so both floors are off.
+    const env = await createEnvironment(context, 'disk', { dataDir, env: { CG_DICOM_MIN_FREE_DISK: '0', CG_MIN_FREE_DISK: '0' } });
     try {
       const site = await provisionSite(env.gateway, 'disk');
       await env.gateway.start();
