@@ -1,12 +1,13 @@
 /**
  * Intake with and without the message body purge running (docs/data-lifecycle.md, "What the
  * purge costs intake"): HL7 v2 ADT messages through the intake (parse, apply, log, commit; no
- * HTTP) from `--senders` concurrent senders for `--seconds`, first alone, then while the purge
- * removes the bodies of `--rows` old messages of another site, then alone again. Prints
- * messages per second of each phase and the ratio of the purge phase to the mean of the two
- * alone (same run, same machine: the ratio, not the absolute figures, is the result).
+ * HTTP) from `--senders` concurrent senders, in `--rounds` rounds of two `--seconds` phases in a
+ * random order: one alone, one while the purge removes bodies of another site's old messages
+ * (`--rows` of them). Prints messages per second of each phase and each round's ratio of the
+ * purge phase to the phase alone (same run, same machine: the ratio, not the absolute figures,
+ * is the result).
  *
- *   CG_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx node bench/retention-purge.ts [--rows 200000] [--seconds 20] [--senders 8] [--rest-factor 4]
+ *   CG_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx node bench/retention-purge.ts [--rows 200000] [--seconds 2] [--rounds 20] [--senders 8] [--rest-factor 4]
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -18,7 +19,8 @@ import { Database } from '../src/storage/database.ts';
 import { migrate } from '../src/storage/migrations.ts';
 import { ensureDatabase } from './lib/external-database.ts';
 
-const { values } = parseArgs({ options: { 'rest-factor': { type: 'string', default: '4' }, rows: { type: 'string', default: '200000' }, seconds: { type: 'string', default: '20' }, senders: { type: 'string', default: '8' } } });
+const { values } = parseArgs({ options: { 'rest-factor': { type: 'string', default: '4' }, rounds: { type: 'string', default: '20' }, rows: { type: 'string', default: '200000' }, seconds: { type: 'string', default: '2' }, senders: { type: 'string', default: '8' } } });
+const rounds = Number(values.rounds);
 const rows = Number(values.rows);
 const seconds = Number(values.seconds);
 const senders = Number(values.senders);
@@ -68,28 +70,54 @@ async function intakeFor(ms: number): Promise<number> {
 }
 
 await intakeFor(3000); // warm-up
-const before = await intakeFor(seconds * 1000);
-let purgeEnded = false;
-const purgeStarted = performance.now();
-const purge = purgeMessageBodies(database, { siteId: purgedSite.siteId, restFactor: Number(values['rest-factor']) }).finally(() => (purgeEnded = true));
-const during = await intakeFor(seconds * 1000);
-const purgedWhileMeasured = purgeEnded ? 'the purge ended inside the phase: raise --rows' : 'the purge ran through the whole phase';
-const [purged] = await purge;
-const purgeSeconds = (performance.now() - purgeStarted) / 1000;
-const after = await intakeFor(seconds * 1000);
+
+// Each round is one phase alone and one with the purge, in a random order, and its ratio compares
+// the two: drift (the intake's table growing, the machine's load, the disk's flush latency moving
+// in waves of a few seconds) falls on both sides, and a random order keeps a periodic wave from
+// lining up with one condition.
+const alonePhases: number[] = [];
+const purgePhases: number[] = [];
+let bodiesPurged = 0;
+let purgeRanDry = false;
+async function withPurge(): Promise<number> {
+  let phaseOver = false;
+  const purge = purgeMessageBodies(database, { siteId: purgedSite.siteId, restFactor: Number(values['rest-factor']), stopped: () => phaseOver });
+  const rate = await intakeFor(seconds * 1000);
+  phaseOver = true;
+  const [purged] = await purge;
+  bodiesPurged += purged?.purged ?? 0;
+  if ((purged?.purged ?? 0) === 0) purgeRanDry = true;
+  return rate;
+}
+for (let round = 0; round < rounds; round++) {
+  if (Math.random() < 0.5) {
+    alonePhases.push(await intakeFor(seconds * 1000));
+    purgePhases.push(await withPurge());
+  } else {
+    purgePhases.push(await withPurge());
+    alonePhases.push(await intakeFor(seconds * 1000));
+  }
+}
 await database.close();
 
-const alone = (before + after) / 2;
+const ratios = purgePhases.map((during, round) => during / alonePhases[round]!);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 console.log(
   JSON.stringify(
     {
       senders,
-      seconds,
+      seconds_per_phase: seconds,
+      rounds,
       rest_factor: Number(values['rest-factor']),
       old_rows: rows,
-      messages_per_second: { alone_before: Math.round(before), with_purge: Math.round(during), alone_after: Math.round(after) },
-      ratio_with_purge_to_alone: Number((during / alone).toFixed(2)),
-      purge: { bodies: purged?.purged ?? 0, seconds: Number(purgeSeconds.toFixed(1)), note: purgedWhileMeasured },
+      messages_per_second: { alone: alonePhases.map(Math.round), with_purge: purgePhases.map(Math.round) },
+      ratio_with_purge_to_alone: {
+        per_round: ratios.map((ratio) => Number(ratio.toFixed(2))),
+        median: Number(median(ratios).toFixed(2)),
+        rounds_below_1: ratios.filter((ratio) => ratio < 1).length,
+        total_with_purge_to_total_alone: Number((purgePhases.reduce((a, b) => a + b, 0) / alonePhases.reduce((a, b) => a + b, 0)).toFixed(2)),
+      },
+      purge: { bodies: bodiesPurged, note: purgeRanDry ? 'the purge ran out of bodies in some phase: raise --rows' : 'the purge had bodies left in every phase' },
       load_average: loadavg().map((value) => Number(value.toFixed(2))),
     },
     null,
