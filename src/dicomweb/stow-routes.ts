@@ -13,7 +13,8 @@ import type { Services } from '../platform/services.ts';
 import type { StorageLayout } from '../storage/dicom/layout.ts';
 import type { StoreLimits } from '../storage/dicom/store-limits.ts';
 import { boundaryOf, readMultipart } from './multipart-reader.ts';
-import { maxMetaBytes, readPart10Meta } from './part10-meta.ts';
+import { DatasetIdentityReader } from './dataset-identity.ts';
+import { maxMetaBytes, readPart10Meta, type Part10Meta } from './part10-meta.ts';
 import { parseAccept } from './media-types.ts';
 import { dicomJsonArray, errorSchema } from './schemas.ts';
 import { stowResponse, type StowItem } from './stow-response.ts';
@@ -66,9 +67,11 @@ export function registerStowRoutes(app: FastifyInstance, services: Services, sto
       callingAeTitle: '',
       remoteAddress: request.ip,
     };
+    // Taken before the body is read: once the request stream has ended and been destroyed, Fastify's
+    // request.protocol (read from its socket) is undefined on a kept-alive connection.
+    const baseUrl = `${request.protocol}://${request.headers.host ?? 'localhost'}`;
     const items = await storeParts(context, bounded(request.raw, storage.maxBodyBytes), boundary, study);
     if (items.length === 0) throw new HttpProblem(400, 'invalid', 'the multipart body has no parts');
-    const baseUrl = `${request.protocol}://${request.headers.host ?? 'localhost'}`;
     const { status, body } = stowResponse(items, baseUrl, study);
     request.log.info({ reqId: request.id, parts: items.length, status }, 'STOW-RS request stored');
     // Nothing stored, every failure one that passes (disk, database): when to try again.
@@ -88,10 +91,22 @@ async function* bounded(body: AsyncIterable<Buffer>, maxBytes: number): AsyncGen
   }
 }
 
-/** One part at a time: its meta header read, then its dataset streamed into the instance store. */
+interface PartInProgress {
+  /** The part's bytes until storing begins: the meta group and the dataset's first bytes. */
+  head: Buffer;
+  meta?: Part10Meta;
+  identity?: DatasetIdentityReader;
+  receiver?: InstanceReceiver;
+  item?: StowItem;
+}
+
+/**
+ * One part at a time: its meta header and the dataset's own UIDs read, then its dataset streamed
+ * into the instance store.
+ */
 async function storeParts(context: InstanceStoreContext, body: AsyncIterable<Buffer>, boundary: string, study: string | undefined): Promise<StowItem[]> {
   const items: StowItem[] = [];
-  let part: { head: Buffer; receiver?: InstanceReceiver; item?: StowItem } | undefined;
+  let part: PartInProgress | undefined;
   try {
     for await (const event of readMultipart(body, boundary)) {
       if (event.kind === 'part') {
@@ -107,19 +122,28 @@ async function storeParts(context: InstanceStoreContext, body: AsyncIterable<Buf
           continue;
         }
         part.head = Buffer.concat([part.head, event.chunk]);
-        const meta = readPart10Meta(part.head);
-        if (meta === 'incomplete') {
-          if (part.head.length > maxMetaBytes + 144) part.receiver = refuse(part, 'the part is not a DICOM Part-10 file');
-          continue;
+        if (!part.meta) {
+          const meta = readPart10Meta(part.head);
+          if (meta === 'incomplete') {
+            if (part.head.length > maxMetaBytes + 144) part.receiver = refuse(part, 'the part is not a DICOM Part-10 file');
+            continue;
+          }
+          if ('error' in meta) {
+            part.receiver = refuse(part, meta.error);
+            continue;
+          }
+          part.meta = meta;
+          part.identity = new DatasetIdentityReader(meta.transferSyntaxUid);
+          part.identity.push(part.head.subarray(meta.datasetOffset));
+        } else {
+          part.identity!.push(event.chunk);
         }
-        if ('error' in meta) {
-          part.receiver = refuse(part, meta.error);
-          continue;
-        }
-        part.item = { sopClassUid: meta.sopClassUid, sopInstanceUid: meta.sopInstanceUid, outcome: { kind: 'rejected', reason: 'invalid', comment: '' } };
-        part.receiver = await beginInstance(context, { ...meta, ...(study !== undefined ? { expectedStudyInstanceUid: study } : {}) });
-        await part.receiver.write(part.head.subarray(meta.datasetOffset));
+        if (part.identity!.settled) part.receiver = await beginPart(context, part, study);
       } else if (event.kind === 'end-part' && part) {
+        if (!part.receiver && part.meta) {
+          part.identity!.end();
+          part.receiver = await beginPart(context, part, study);
+        }
         const receiver = part.receiver ?? refuse(part, 'the part is not a DICOM Part-10 file (too short)');
         const outcome: StoreOutcome = await receiver.finish();
         items.push({ ...part.item!, outcome });
@@ -132,6 +156,24 @@ async function storeParts(context: InstanceStoreContext, body: AsyncIterable<Buf
     throw error;
   }
   return items;
+}
+
+/** Storing begins under the dataset's own UIDs, the meta's where the dataset's could not be read. */
+async function beginPart(context: InstanceStoreContext, part: PartInProgress, study: string | undefined): Promise<InstanceReceiver> {
+  const meta = part.meta!;
+  const found = part.identity!.identity();
+  const sopInstanceUid = found.sopInstanceUid ?? meta.sopInstanceUid;
+  const sopClassUid = found.sopClassUid ?? meta.sopClassUid;
+  if (sopInstanceUid !== meta.sopInstanceUid || sopClassUid !== meta.sopClassUid) {
+    context.logger.warn(
+      { sopInstanceUid, sopClassUid, mediaStorageSopInstanceUid: meta.sopInstanceUid, mediaStorageSopClassUid: meta.sopClassUid },
+      "STOW-RS part: the file meta information names other UIDs than the dataset; stored under the dataset's, with a meta header of its own",
+    );
+  }
+  part.item = { sopClassUid, sopInstanceUid, outcome: { kind: 'rejected', reason: 'invalid', comment: '' } };
+  const receiver = await beginInstance(context, { sopClassUid, sopInstanceUid, transferSyntaxUid: meta.transferSyntaxUid, ...(study !== undefined ? { expectedStudyInstanceUid: study } : {}) });
+  await receiver.write(part.head.subarray(meta.datasetOffset));
+  return receiver;
 }
 
 function refuse(part: { item?: StowItem }, comment: string): InstanceReceiver {
