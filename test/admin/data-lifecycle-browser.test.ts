@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { recordMessage } from '../../src/domain/messages/message-log.ts';
 import { purgeMessageBodies } from '../../src/domain/retention/message-body-purge.ts';
+import { cancelSitePurge, markSiteForPurge } from '../../src/domain/retention/site-offboarding.ts';
 import { refreshStorageUsage } from '../../src/domain/retention/storage-usage.ts';
 import { accessibilityViolations, screenshot, useAdminInBrowser, watchConsole } from './browser-support.ts';
 
@@ -75,6 +76,31 @@ test('a site administrator sets the message body retention and reads the storage
   await page.getByText(/by the site's message body retention/).waitFor();
   assert.match(await page.getByRole('region', { name: 'Acknowledgement sent' }).innerText(), /MSH\|ack/);
   assert.deepEqual(await accessibilityViolations(page), []);
+  assert.deepEqual(console.errors, []);
+  await context.close();
+});
+
+test('a site marked for offboarding says so on its overview, with the date of its purge, until the mark is cancelled', { timeout: 120_000 }, async () => {
+  const site = admin.site;
+  const marked = await admin.db.database.transaction((tx) => markSiteForPurge(tx, site.siteId, 14, { kind: 'operator' }));
+  const context = await admin.browser.newContext();
+  const page = await context.newPage();
+  const console = watchConsole(page);
+  await admin.signIn(page);
+  await page.getByText('Sign out').first().waitFor();
+  await page.goto(`${admin.url}/#/sites/${site.siteId}`);
+  const warning = page.getByRole('note').filter({ hasText: 'Marked for offboarding' });
+  await warning.waitFor();
+  const text = await warning.innerText();
+  assert.match(text, /purged after/);
+  assert.match(text, new RegExp(String(marked.purgeAfter!.getUTCFullYear())));
+  assert.match(text, /site offboard .* --cancel/);
+  assert.deepEqual(await accessibilityViolations(page), []);
+
+  await admin.db.database.transaction((tx) => cancelSitePurge(tx, site.siteId, { kind: 'operator' }));
+  await page.reload();
+  await page.getByLabel('Message body retention (days)').waitFor();
+  assert.equal(await page.getByRole('note').filter({ hasText: 'Marked for offboarding' }).count(), 0);
   assert.deepEqual(console.errors, []);
   await context.close();
 });

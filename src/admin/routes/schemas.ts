@@ -71,6 +71,8 @@ export const siteSchema = {
     message_body_retention_days: { type: ['integer', 'null'] },
     export_retention_hours: { type: ['integer', 'null'] },
     refused_traffic_retention_days: { type: ['integer', 'null'] },
+    offboarding_marked_at: { type: ['string', 'null'], format: 'date-time', description: 'when a service admin marked the site for offboarding (`site offboard`); null: not marked' },
+    purge_after: { type: ['string', 'null'], format: 'date-time', description: 'when the marked site is purged, with every record and file of it' },
     created_at: dateTime,
     updated_at: dateTime,
   },

@@ -13,6 +13,8 @@ export function siteJson(site: Site) {
     message_body_retention_days: site.messageBodyRetentionDays,
     export_retention_hours: site.exportRetentionHours,
     refused_traffic_retention_days: site.refusedTrafficRetentionDays,
+    offboarding_marked_at: site.offboarding?.markedAt ?? null,
+    purge_after: site.offboarding?.purgeAfter ?? null,
     created_at: site.createdAt,
     updated_at: site.updatedAt,
   };

@@ -24,6 +24,8 @@ export interface Site {
   exportRetentionHours: number | null;
   /** Days the site's refused-traffic records are kept; null: the service default (30 days). */
   refusedTrafficRetentionDays: number | null;
+  /** Set once a service admin marked the site for offboarding (src/domain/retention/site-offboarding.ts). */
+  offboarding: { markedAt: Date; purgeAfter: Date } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -39,11 +41,13 @@ export interface SiteRow {
   message_body_retention_days: number | null;
   export_retention_hours: number | null;
   refused_traffic_retention_days: number | null;
+  offboarding_marked_at: Date | null;
+  purge_after: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, message_body_retention_days, export_retention_hours, refused_traffic_retention_days, created_at, updated_at';
+const columns = 'id, name, ae_title, patient_put_creates, mllp_allow_any_ip, time_zone, data_access_retention_days, message_body_retention_days, export_retention_hours, refused_traffic_retention_days, offboarding_marked_at, purge_after, created_at, updated_at';
 
 /** The site columns, qualified by a table alias, for queries that join the site to something else. */
 export function siteColumns(alias: string): string {
@@ -61,6 +65,7 @@ export function toSite(row: SiteRow): Site {
     messageBodyRetentionDays: row.message_body_retention_days,
     exportRetentionHours: row.export_retention_hours,
     refusedTrafficRetentionDays: row.refused_traffic_retention_days,
+    offboarding: row.offboarding_marked_at && row.purge_after ? { markedAt: row.offboarding_marked_at, purgeAfter: row.purge_after } : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -86,9 +86,31 @@ export async function siteOverviewPage(context) {
     body: [
       h('h1', null, site.name),
       h('p', { class: 'meta' }, 'Created ', formatDateTime(site.created_at), ' · last changed ', formatDateTime(site.updated_at)),
+      offboardingWarning(site),
       section('Setting up', checklist),
       section('Settings', settings),
       storageUsageSection(usage),
     ],
   };
+}
+
+/**
+ * A site marked for offboarding still takes traffic until its purge: everyone who opens it is
+ * told, so that no one keeps sending or setting up what will be removed.
+ * @param {any} site
+ */
+export function offboardingWarning(site) {
+  if (!site.purge_after) return null;
+  return h(
+    'p',
+    { class: 'warning', role: 'note', 'data-offboarding': '' },
+    h('strong', null, 'Marked for offboarding. '),
+    'Marked ',
+    formatDateTime(site.offboarding_marked_at),
+    '; every record and file of this site is purged after ',
+    formatDateTime(site.purge_after),
+    '. A service administrator can cancel it with ',
+    h('code', null, `clinical-gateway site offboard ${site.name} --cancel`),
+    '.',
+  );
 }

@@ -45,7 +45,10 @@ export async function sitesPage(context) {
         caption: 'Sites',
         columns: ['Name', 'DICOM AE title', 'Time zone', 'Policies', 'Created'],
         rows: sites.map((/** @type {any} */ site) => [
-          h('a', { href: `#/sites/${site.id}` }, site.name),
+          [
+            h('a', { href: `#/sites/${site.id}` }, site.name),
+            site.purge_after ? h('div', { class: 'hint', 'data-offboarding': '' }, h('strong', null, 'Marked for offboarding'), ': purged after ', formatDateTime(site.purge_after)) : null,
+          ],
           h('code', null, site.ae_title),
           site.time_zone ?? 'UTC (not set)',
           policies(site),
