@@ -20,14 +20,11 @@ export async function checkHl7(report: ScenarioReport, sql: pg.Pool, siteId: str
   let found = 0;
   let halfApplied = 0;
   const problems: string[] = [];
+  const messagesByControlId = await countsBy(sql, 'SELECT control_id AS key, count(*)::int AS n FROM inbound_message WHERE site_id = $1 GROUP BY control_id', siteId);
+  const patientsByIdentifier = await patientCountsByIdentifier(sql, siteId);
   for (const item of ledger.items) {
-    const messages = await sql.query('SELECT count(*)::int AS n FROM inbound_message WHERE site_id = $1 AND control_id = $2', [siteId, item.data.controlId]);
-    const patients = await sql.query(
-      `SELECT count(*)::int AS n FROM clinical_resource WHERE site_id = $1 AND resource_type = 'Patient' AND content->'identifier' @> $2::jsonb`,
-      [siteId, JSON.stringify([{ value: item.data.mrn }])],
-    );
-    const m = messages.rows[0].n as number;
-    const p = patients.rows[0].n as number;
+    const m = messagesByControlId.get(item.data.controlId) ?? 0;
+    const p = patientsByIdentifier.get(item.data.mrn) ?? 0;
     if (m > 0 && p > 0) found++;
     if (item.acknowledged && (m === 0 || p === 0)) {
       lost++;
@@ -54,24 +51,27 @@ export async function checkFhir(report: ScenarioReport, sql: pg.Pool, siteId: st
   let duplicated = 0;
   let found = 0;
   const problems: string[] = [];
-  for (const item of ledger.items) {
-    const rows = await sql.query(
-      `SELECT id::text AS id FROM clinical_resource WHERE site_id = $1 AND resource_type = 'Patient' AND content->'identifier' @> $2::jsonb`,
-      [siteId, JSON.stringify([{ value: item.data.identifier }])],
-    );
-    if (rows.rowCount! > 0) found++;
-    if (rows.rowCount! > 1) {
+  const patientsByIdentifier = await patientCountsByIdentifier(sql, siteId);
+  const verifyItem = async (item: Ledger<FhirItem>['items'][number]) => {
+    const copies = patientsByIdentifier.get(item.data.identifier) ?? 0;
+    if (copies > 0) found++;
+    if (copies > 1) {
       duplicated++;
-      if (problems.length < 5) problems.push(`${item.key}: ${rows.rowCount} copies`);
+      if (problems.length < 5) problems.push(`${item.key}: ${copies} copies`);
     }
-    if (!item.acknowledged) continue;
+    if (!item.acknowledged) return;
     const read = item.receipt ? await http({ port, path: `/fhir/Patient/${item.receipt}`, headers: { 'x-api-key': apiKey } }).catch(() => undefined) : undefined;
     const intact = read?.status === 200 && read.body.includes(item.data.identifier);
-    if (!intact || rows.rowCount === 0) {
+    if (!intact || copies === 0) {
       lost++;
-      if (problems.length < 5) problems.push(`${item.key}: acknowledged as ${item.receipt}, read back ${read?.status ?? 'failed'}, ${rows.rowCount} row(s)`);
+      if (problems.length < 5) problems.push(`${item.key}: acknowledged as ${item.receipt}, read back ${read?.status ?? 'failed'}, ${copies} row(s)`);
     }
-  }
+  };
+  // Read back through the API a few at a time: tens of thousands one after another took minutes.
+  const queue = [...ledger.items];
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for (let item = queue.shift(); item; item = queue.shift()) await verifyItem(item);
+  }));
   const unacknowledged = ledger.items.filter((i) => !i.acknowledged).length;
   check(report, `${label}: every acknowledged FHIR create is readable, intact and single`, lost === 0 && duplicated === 0, problems.join('; ') || `${ledger.acknowledged} acknowledged, ${found} found`);
   check(report, `${label}: every FHIR create acknowledged after the writers' retries`, unacknowledged === 0, `${unacknowledged} never acknowledged`);
@@ -109,6 +109,28 @@ export async function checkDicom(report: ScenarioReport, sql: pg.Pool, siteId: s
   check(report, `${label}: every acknowledged DICOM instance is indexed once and its file hash matches`, lost === 0 && duplicated === 0, problems.join('; ') || `${ledger.acknowledged} acknowledged, ${found} found intact`);
   check(report, `${label}: every DICOM instance acknowledged after the senders' retries`, unacknowledged === 0, `${unacknowledged} never acknowledged`);
   return { item: `${label} DICOM instances (C-STORE)`, sent: ledger.sent, acknowledged: ledger.acknowledged, found, lost, duplicated };
+}
+
+/**
+ * Counts per key in one query: the checks look every item up in these maps instead of one query
+ * an item (the identifier look-ups were scans of the site's resources, minutes for a long run).
+ */
+async function countsBy(sql: pg.Pool, text: string, siteId: string): Promise<Map<string, number>> {
+  const { rows } = await sql.query<{ key: string; n: number }>(text, [siteId]);
+  return new Map(rows.map((row) => [row.key, row.n]));
+}
+
+/** How many Patient resources of the site carry each identifier value (any system). */
+function patientCountsByIdentifier(sql: pg.Pool, siteId: string): Promise<Map<string, number>> {
+  return countsBy(
+    sql,
+    `SELECT identifier->>'value' AS key, count(DISTINCT r.id)::int AS n
+       FROM clinical_resource r
+      CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(r.content->'identifier') = 'array' THEN r.content->'identifier' ELSE '[]'::jsonb END) AS identifier
+      WHERE r.site_id = $1 AND r.resource_type = 'Patient' AND identifier->>'value' IS NOT NULL
+      GROUP BY 1`,
+    siteId,
+  );
 }
 
 function listFiles(dir: string): string[] {

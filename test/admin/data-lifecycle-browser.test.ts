@@ -18,6 +18,17 @@ async function retentionOf(siteId: string): Promise<number | null> {
   }
 }
 
+/** A signed-in browser page on the site's overview. */
+async function siteOverview(siteId: string) {
+  const context = await admin.browser.newContext();
+  const page = await context.newPage();
+  const console = watchConsole(page);
+  await admin.signIn(page);
+  await page.getByText('Sign out').first().waitFor();
+  await page.goto(`${admin.url}/#/sites/${siteId}`);
+  return { context, page, console };
+}
+
 test('a site administrator sets the message body retention and reads the storage use on the site\'s overview', { timeout: 120_000 }, async () => {
   const site = admin.site;
   const ids: string[] = [];
@@ -33,12 +44,7 @@ test('a site administrator sets the message body retention and reads the storage
   }
   await refreshStorageUsage(admin.db.database);
 
-  const context = await admin.browser.newContext();
-  const page = await context.newPage();
-  const console = watchConsole(page);
-  await admin.signIn(page);
-  await page.getByText('Sign out').first().waitFor();
-  await page.goto(`${admin.url}/#/sites/${site.siteId}`);
+  const { context, page, console } = await siteOverview(site.siteId);
 
   const retention = page.getByLabel('Message body retention (days)');
   await retention.waitFor();
@@ -83,12 +89,7 @@ test('a site administrator sets the message body retention and reads the storage
 test('a site marked for offboarding says so on its overview, with the date of its purge, until the mark is cancelled', { timeout: 120_000 }, async () => {
   const site = admin.site;
   const marked = await admin.db.database.transaction((tx) => markSiteForPurge(tx, site.siteId, 14, { kind: 'operator' }));
-  const context = await admin.browser.newContext();
-  const page = await context.newPage();
-  const console = watchConsole(page);
-  await admin.signIn(page);
-  await page.getByText('Sign out').first().waitFor();
-  await page.goto(`${admin.url}/#/sites/${site.siteId}`);
+  const { context, page, console } = await siteOverview(site.siteId);
   const warning = page.getByRole('note').filter({ hasText: 'Marked for offboarding' });
   await warning.waitFor();
   const text = await warning.innerText();
