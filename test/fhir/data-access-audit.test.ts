@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { pino } from 'pino';
-import { dataAccessRecorder, maxWaitingRecords } from '../../src/domain/audit/data-access.ts';
+import { dataAccessRecorder, gatherMs, maxWaitingRecords } from '../../src/domain/audit/data-access.ts';
 import { listDataAccess } from '../../src/domain/audit/data-access-log.ts';
 import { fhirSurface } from '../../src/fhir/surface.ts';
 import { createOrigin } from '../../src/platform/http/origin.ts';
@@ -92,6 +92,19 @@ test('a search records the ids it returned, bounded, and their number; another s
   assert.equal(entry!.resourceCount, 2);
   assert.deepEqual(entry!.resourceIds, bundle.entry.map((e: { resource: { id: string } }) => `Patient/${e.resource.id}`));
   assert.deepEqual((await listDataAccess(db.database, other.site.siteId)).entries, []);
+});
+
+test('records made together leave in one INSERT, written within the gathering time without being asked', async () => {
+  const client = await fhirClient(app, db.database);
+  const recorder = dataAccessRecorder(db.database);
+  const record = { siteId: client.site.siteId, occurredAt: new Date(), userId: null, keyId: null, remoteAddress: null, surface: 'fhir' as const, interaction: 'read' as const, resourceType: 'Patient', resourceIds: [], patientIds: [] };
+  for (let i = 0; i < 5; i++) recorder.record(record, { error() {} });
+  const deadline = Date.now() + 10_000;
+  const written = async () =>
+    (await db.database.query<{ rows: number; inserts: number }>('SELECT count(*)::int AS rows, count(DISTINCT xmin::text)::int AS inserts FROM data_access_audit WHERE site_id = $1', [client.site.siteId])).rows[0]!;
+  while ((await written()).rows < 5 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, gatherMs));
+  // One transaction id: one INSERT for the five.
+  assert.deepEqual(await written(), { rows: 5, inserts: 1 });
 });
 
 test('when the log cannot be written the answer still goes out, and the access is written to the process log', async () => {

@@ -5,7 +5,9 @@
  * entity, patient).
  *
  * Records are written off the hot path: a read hands its record to a queue and answers at once;
- * records waiting at the same time leave together in one INSERT (src/storage/batch-queue.ts).
+ * the records of up to `gatherMs` leave together in one INSERT, one INSERT at a time. Each INSERT
+ * costs PostgreSQL a commit and a fixed share of work whatever its size, so under load a few
+ * records per INSERT cost more than the read itself; gathered, the fixed share is spread thin.
  * A write that fails loses nothing the log cannot show: each of its records goes to the process
  * log at error level, complete. Reads fail closed only past a bound: when more than
  * `maxWaitingRecords` records of this process wait to be written (the database accepts reads but
@@ -13,7 +15,6 @@
  * on serving clinical data it cannot account for.
  */
 import { ServiceBusyError } from '../errors.ts';
-import { BatchQueue, type Settled } from '../../storage/batch-queue.ts';
 import type { Database } from '../../storage/database.ts';
 
 export type DataAccessInteraction = 'read' | 'vread' | 'history' | 'search' | 'view' | 'export';
@@ -45,6 +46,9 @@ export const maxIdsPerRecord = 200;
 const maxQueryLength = 2_000;
 /** Records of one process waiting to be written before reads fail closed. */
 export const maxWaitingRecords = 50_000;
+/** Longest a record waits for others before its INSERT starts (besides an INSERT still running). */
+export const gatherMs = 50;
+const maxRecordsPerInsert = 1_000;
 
 interface QueuedAccess {
   access: DataAccess;
@@ -77,18 +81,15 @@ function rowOf(access: DataAccess): Record<string, unknown> {
 
 export class DataAccessRecorder {
   readonly #database: Database;
-  readonly #queue: BatchQueue<QueuedAccess, void>;
+  #gathered: QueuedAccess[] = [];
+  /** Gathered and being written. */
   #waiting = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #writing = false;
   #idle: (() => void)[] = [];
 
   constructor(database: Database) {
     this.#database = database;
-    this.#queue = new BatchQueue<QueuedAccess, void>({
-      maxInFlight: 2,
-      spreadAfterMs: 20,
-      maxBatch: 1_000,
-      run: (items) => this.#write(items),
-    });
   }
 
   /**
@@ -100,27 +101,41 @@ export class DataAccessRecorder {
       throw new ServiceBusyError('the data access log cannot be written right now, so clinical data is not served; retry later', 5);
     }
     this.#waiting += 1;
-    this.#queue
-      .add({ access, sink })
-      .catch((error: unknown) => {
-        // The record itself goes to the log: the log is then where this access is accounted for.
-        sink.error({ err: error, dataAccess: rowOf(access) }, 'data access log write failed; the access is recorded in this log line');
-      })
-      .finally(() => {
-        this.#waiting -= 1;
-        if (this.#waiting === 0) for (const resolve of this.#idle.splice(0)) resolve();
-      });
+    this.#gathered.push({ access, sink });
+    if (this.#gathered.length >= maxRecordsPerInsert) this.#writeNow();
+    else this.#timer ??= setTimeout(() => this.#writeNow(), gatherMs);
   }
 
-  /** Resolves once every record queued so far is written (or logged as failed). */
+  /** Resolves once every record queued so far is written (or logged as failed); writes the gathered ones at once. */
   async settled(): Promise<void> {
     if (this.#waiting === 0) return;
-    await new Promise<void>((resolve) => this.#idle.push(resolve));
+    const idle = new Promise<void>((resolve) => this.#idle.push(resolve));
+    this.#writeNow();
+    await idle;
   }
 
-  async #write(items: readonly QueuedAccess[]): Promise<Settled<void>[]> {
-    await this.#database.query({ name: 'data-access-audit-insert', text: insertSql, values: [JSON.stringify(items.map(({ access }) => rowOf(access)))] });
-    return items.map(() => ({ ok: true, value: undefined }));
+  #writeNow(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#writing || this.#gathered.length === 0) return;
+    this.#writing = true;
+    const batch = this.#gathered.splice(0, maxRecordsPerInsert);
+    void this.#write(batch).finally(() => {
+      this.#writing = false;
+      this.#waiting -= batch.length;
+      if (this.#waiting === 0) for (const resolve of this.#idle.splice(0)) resolve();
+      else if (this.#gathered.length >= maxRecordsPerInsert || this.#idle.length > 0) this.#writeNow();
+      else if (this.#gathered.length > 0) this.#timer ??= setTimeout(() => this.#writeNow(), gatherMs);
+    });
+  }
+
+  async #write(batch: readonly QueuedAccess[]): Promise<void> {
+    try {
+      await this.#database.query({ name: 'data-access-audit-insert', text: insertSql, values: [JSON.stringify(batch.map(({ access }) => rowOf(access)))] });
+    } catch (error) {
+      // Each record goes to the log: the log is then where that access is accounted for.
+      for (const { access, sink } of batch) sink.error({ err: error, dataAccess: rowOf(access) }, 'data access log write failed; the access is recorded in this log line');
+    }
   }
 }
 
