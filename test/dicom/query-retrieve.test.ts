@@ -99,6 +99,18 @@ test("findscu: another site's UIDs find nothing; a missing or unknown level is r
   assert.match(badDate.stderr, /Final Find Response \(Error: DataSetDoesNotMatchSOPClass\)/);
 });
 
+test('a C-FIND with more than 1,000 matches answers 1,000 of them, then 0xA700: what one query holds is bounded', async () => {
+  const crowded = await createTestSite(harness.db.database);
+  await harness.db.database.query(
+    `INSERT INTO imaging_study (site_id, study_instance_uid, dicom_patient_id, patient_name, study_date)
+     SELECT $1, '2.25.4242' || n, 'MANY' || n, 'MANY^' || n, date '2024-01-01' + (n % 365) FROM generate_series(1, 1200) AS n`,
+    [crowded.siteId],
+  );
+  const result = await findscu(crowded.aeTitle, ['QueryRetrieveLevel=STUDY', 'PatientID', 'StudyInstanceUID']);
+  assert.equal(matchesOf(result).length, 1000, result.stderr.slice(-500));
+  assert.match(result.stderr, /Final Find Response \(Refused: OutOfResources\)/);
+});
+
 test('a malformed identifier is answered 0xC000 for its request', async () => {
   const peer = await associate(harness.listener.port, site.aeTitle, [{ id: 1, abstractSyntax: studyRootFind, transferSyntaxes: ['1.2.840.10008.1.2.1'] }]);
   const command = commandSet([[0x0002, studyRootFind], [0x0100, 0x0020], [0x0110, 7], [0x0700, 0], [0x0800, 0x0001]]);

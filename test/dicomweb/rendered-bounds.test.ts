@@ -17,8 +17,8 @@ const ct = fixturePath('dicom/CT_small.dcm');
 const pools: RenderPool[] = [];
 after(async () => Promise.all(pools.map((pool) => pool.close())));
 
-function pool(threads: number, maxQueued: number, timeoutMs: number): RenderPool {
-  const created = new RenderPool({ threads, maxQueued, timeoutMs });
+function pool(threads: number, maxQueued: number, timeoutMs: number, idleMs = 10_000): RenderPool {
+  const created = new RenderPool({ threads, maxQueued, timeoutMs, idleMs });
   pools.push(created);
   return created;
 }
@@ -89,6 +89,18 @@ test('a render that overruns its time is stopped with a clear refusal; a worker 
   await assert.rejects(hasty.render(ct, png), (error) => error instanceof CannotRenderError && /took longer/.test(error.message));
   const patient = pool(1, 4, 30_000);
   assert.equal((await patient.render(ct, png)).width, 128);
+});
+
+test('a render thread is ended once idle, and a later render starts another', async () => {
+  const brief = pool(2, 4, 30_000, 300);
+  assert.equal(brief.threads, 0);
+  await Promise.all([brief.render(ct, png), brief.render(ct, png)]);
+  assert.equal(brief.threads, 2);
+  const deadline = Date.now() + 10_000;
+  while (brief.threads > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(brief.threads, 0, 'the idle threads were ended');
+  assert.equal((await brief.render(ct, png)).width, 128);
+  assert.equal(brief.threads, 1);
 });
 
 test('a process that has rendered exits by itself: idle render threads hold nothing open', () => {

@@ -4,6 +4,10 @@
  * frame at a time; requests beyond the workers wait in a bounded queue, and past it are refused
  * as busy (503, retry). A render that overruns its time, or kills its worker (a decoder fault on a
  * corrupt file), is refused as that instance's failure and the worker is replaced.
+ *
+ * A thread is started when a render needs one and ended once it has been idle for idleMs: each
+ * holds an isolate with sharp, dcmjs-imaging and its codecs (about 70-90 MB resident with
+ * thumbnails of the bench's sets), which a process that renders now and then need not keep.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -15,13 +19,16 @@ export interface RenderPoolOptions {
   threads: number;
   maxQueued: number;
   timeoutMs: number;
+  /** A thread with nothing to render for this long is ended (a later render starts another). */
+  idleMs: number;
 }
 
-/** One thread less than the cores (at least one, at most four), a queue of 64, 30 s a frame. */
+/** One thread less than the cores (at least one, at most four), a queue of 64, 30 s a frame, threads ended after 10 s idle. */
 export const defaultRenderPoolOptions: RenderPoolOptions = {
   threads: Math.max(1, Math.min(4, availableParallelism() - 1)),
   maxQueued: 64,
   timeoutMs: 30_000,
+  idleMs: 10_000,
 };
 
 interface Pending {
@@ -34,6 +41,7 @@ interface Slot {
   worker: Worker;
   ready: Promise<void>;
   busy?: { pending: Pending; timer: NodeJS.Timeout };
+  idle?: NodeJS.Timeout;
 }
 
 const workerUrl = new URL('./render-worker.ts', import.meta.url);
@@ -59,6 +67,11 @@ export class RenderPool {
     });
   }
 
+  /** Render threads running now. */
+  get threads(): number {
+    return this.#slots.length;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     for (const pending of this.#queue.splice(0)) pending.reject(new ServiceBusyError('rendering is shutting down'));
@@ -70,6 +83,8 @@ export class RenderPool {
       const slot = this.#slots.find((candidate) => !candidate.busy) ?? this.#startWorker();
       if (!slot) return;
       const pending = this.#queue.shift()!;
+      clearTimeout(slot.idle);
+      slot.idle = undefined;
       const timer = setTimeout(() => {
         void this.#retire(slot, new CannotRenderError('too-large', `the rendering took longer than ${this.#options.timeoutMs / 1000} s and was stopped`));
         this.#dispatch();
@@ -102,10 +117,17 @@ export class RenderPool {
     if (!busy || busy.pending.job.id !== reply.id) return;
     clearTimeout(busy.timer);
     slot.busy = undefined;
+    this.#idleFrom(slot);
     if (reply.ok) busy.pending.resolve({ mediaType: reply.mediaType as RenderedMediaType, body: Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength), width: reply.width, height: reply.height });
     else if (reply.reason) busy.pending.reject(new CannotRenderError(reply.reason as CannotRenderReason, reply.message));
     else busy.pending.reject(new CannotRenderError('corrupt', `the instance cannot be rendered: ${reply.message}`));
     this.#dispatch();
+  }
+
+  #idleFrom(slot: Slot): void {
+    slot.idle = setTimeout(() => void this.#retire(slot), this.#options.idleMs);
+    // An idle pool never keeps a process alive.
+    slot.idle.unref();
   }
 
   /** A worker that died (out of memory, a decoder abort) takes only its own job with it. */
@@ -113,6 +135,7 @@ export class RenderPool {
     const index = this.#slots.indexOf(slot);
     if (index < 0) return;
     this.#slots.splice(index, 1);
+    clearTimeout(slot.idle);
     if (slot.busy) {
       clearTimeout(slot.busy.timer);
       slot.busy.pending.reject(new CannotRenderError('corrupt', `the instance cannot be rendered: ${error.message}`));
@@ -121,10 +144,11 @@ export class RenderPool {
     if (!this.#closed) this.#dispatch();
   }
 
-  async #retire(slot: Slot, error: Error): Promise<void> {
+  async #retire(slot: Slot, error?: Error): Promise<void> {
     const index = this.#slots.indexOf(slot);
     if (index >= 0) this.#slots.splice(index, 1);
-    if (slot.busy) {
+    clearTimeout(slot.idle);
+    if (slot.busy && error) {
       clearTimeout(slot.busy.timer);
       slot.busy.pending.reject(error);
       slot.busy = undefined;
