@@ -19,6 +19,7 @@ import { firstSegment, valueOf } from '../er7/message.ts';
 import { parseEr7, type ParseResult } from '../er7/parse.ts';
 import { describeLocation, errorCodeText, type Problem } from '../problems.ts';
 import { applyPlan } from './apply.ts';
+import { noteSeenPatient, seenPatient } from './seen-patients.ts';
 import { planMessage, type Plan } from './plan.ts';
 
 /** What the intake logs through (pino's and Fastify's loggers both fit). */
@@ -118,12 +119,14 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
       plan = planned.plan;
       code = planned.rejected ? 'AR' : plan ? 'AA' : 'AE';
     }
-    if (plan?.kind === 'demographics' && code === 'AA' && header && mayCreatePatient(header) && input.origin.reprocessOf === undefined) {
+    const identifier = plan?.kind === 'demographics' ? (plan.patient.identifier?.[0]?.value?.trim() ?? '') : '';
+    if (plan?.kind === 'demographics' && code === 'AA' && header && input.origin.reprocessOf === undefined && mayBeNewPatient(header, input.site, identifier)) {
       // A patient the site does not know yet (the usual admission or registration) costs one
       // round trip: patient, visit and log entry in one call that commits on its own. A known
       // patient, or anything unusual, takes the ordinary transaction below.
       const ack = buildAck({ message, code, text: ackText(code, problems), problems });
       const fast = await recordNewPatientMessage(db, input.site, { patient: plan.patient, ...(plan.visit ? { visit: plan.visit } : {}), message: logEntry(code, problems, ack) });
+      noteSeenPatient(input.site.siteId, identifier);
       if (fast.outcome === 'created') return { ...base, ackCode: code, ack, ...split(problems), duplicate: false, retry: false };
       if (fast.outcome === 'duplicate') throw new DuplicateMessageError('this sender already delivered a message with this control id');
     }
@@ -183,12 +186,14 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
 }
 
 /**
- * Events that may introduce a patient (admit, register, pre-admit, add person, ...): worth trying
- * the one-round-trip write of a new patient first. A08 and A31 update a patient the sender knows
- * to exist, where that try would be a wasted round trip.
+ * Worth trying the one-round-trip write of a new patient first: an event that may introduce a
+ * patient (admit, register, pre-admit, add person, ...; not A08 or A31, which update one the
+ * sender knows to exist), about an identifier this process has not seen as a patient yet. Where
+ * the patient exists, the try is a wasted validation and round trip.
  */
-function mayCreatePatient(header: MessageHeader): boolean {
-  return header.triggerEvent !== 'A08' && header.triggerEvent !== 'A31';
+function mayBeNewPatient(header: MessageHeader, site: SiteContext, identifier: string): boolean {
+  if (header.triggerEvent === 'A08' || header.triggerEvent === 'A31' || identifier === '') return false;
+  return !seenPatient(site.siteId, identifier);
 }
 
 /** The answer a copy of this message got when it was first processed, if one was logged. */
