@@ -109,17 +109,11 @@ const insertStatement = `INSERT INTO inbound_message (${insertColumns})
      ON CONFLICT (site_id, protocol, sending_application, sending_facility, control_id) WHERE ${idempotencyPredicate} DO NOTHING`;
 
 /**
- * Writes one log entry in the caller's transaction; throws DuplicateMessageError on a repeated key.
- *
- * `alongside` are the caller's last writes of other tables (an HL7 v2 visit, for instance): they
- * go out in the same statement, as data-modifying CTEs, which saves a round trip per write. They
- * are made even when the key is a repeat, so a caller passing any must roll back on
- * DuplicateMessageError. Their text must not contain `$` other than in parameters ($1, $2, ...),
- * which are renumbered after the log entry's own.
+ * The log entry's columns in the order of insertColumns; the one-statement write of a new
+ * patient's message (patients/new-patient-message.ts) takes them in that order too.
  */
-export async function recordMessage(tx: Transaction, site: SiteContext, message: NewMessage, alongside: readonly NamedStatement[] = []): Promise<{ id: string }> {
-  const id = randomUUID();
-  const values: unknown[] = [
+export function entryValues(site: SiteContext, id: string, message: NewMessage): unknown[] {
+  return [
     site.siteId,
     id,
     message.protocol,
@@ -141,6 +135,20 @@ export async function recordMessage(tx: Transaction, site: SiteContext, message:
     site.actor.kind === 'integration-client' ? site.actor.clientId : null,
     site.actor.kind === 'api-key' ? site.actor.keyId : null,
   ];
+}
+
+/**
+ * Writes one log entry in the caller's transaction; throws DuplicateMessageError on a repeated key.
+ *
+ * `alongside` are the caller's last writes of other tables (an HL7 v2 visit, for instance): they
+ * go out in the same statement, as data-modifying CTEs, which saves a round trip per write. They
+ * are made even when the key is a repeat, so a caller passing any must roll back on
+ * DuplicateMessageError. Their text must not contain `$` other than in parameters ($1, $2, ...),
+ * which are renumbered after the log entry's own.
+ */
+export async function recordMessage(tx: Transaction, site: SiteContext, message: NewMessage, alongside: readonly NamedStatement[] = []): Promise<{ id: string }> {
+  const id = randomUUID();
+  const values = entryValues(site, id, message);
   if (message.reprocessOf !== undefined && message.outcome === 'processed') {
     // The failed message points at its accepted attempt; only one attempt can take that place,
     // so a second reprocess racing this one rolls back here instead of applying the message twice.

@@ -25,6 +25,11 @@ export function storedType(resourceType: string): StoredResourceType {
   return resourceType;
 }
 
+/** The lock key of a business identifier in a site: its holder alone creates or changes its active patient. */
+export function patientIdentifierLockKey(site: SiteContext, identifier: string): string {
+  return `patient-business-identifier|${site.siteId}|${identifier}`;
+}
+
 /** Serialises writers of one business identifier in one site until the transaction ends. */
 export async function lockKey(tx: Queryable, key: string): Promise<void> {
   await tx.query({ name: 'records-lock-key', text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [key] });
@@ -187,7 +192,7 @@ async function assertBusinessIdentifierFree(
   identifier: string,
   existingId: string | undefined,
 ): Promise<void> {
-  await lockKey(tx, `patient-business-identifier|${site.siteId}|${identifier}`);
+  await lockKey(tx, patientIdentifierLockKey(site, identifier));
   const { rows } = await tx.query<{ id: string }>({
     name: 'records-active-patient-id-by-business-identifier',
     text: `SELECT id FROM clinical_resource
@@ -200,6 +205,30 @@ async function assertBusinessIdentifierFree(
 function businessIdentifierTaken(identifier: string): DomainError {
   const message = `an active patient with identifier ${JSON.stringify(identifier)} already exists in this site`;
   return new DomainError('conflict', message, [{ message, location: 'Patient.identifier[0].value' }]);
+}
+
+/**
+ * A resource's rows as the write statement's parameters $1-$15 take them: site, type, id,
+ * version, time, content, then the index values and the token columns as three arrays.
+ */
+export function rowValues(site: SiteContext, type: StoredResourceType, resource: Resource, values: IndexValues): unknown[] {
+  return [
+    site.siteId,
+    type,
+    resource.id,
+    Number(resource.meta!.versionId),
+    resource.meta!.lastUpdated!,
+    resource,
+    values.patientId,
+    values.businessIdentifier,
+    values.active,
+    values.nameSearch,
+    values.birthDateStart,
+    values.birthDateEnd,
+    values.tokens.map((token) => token.param),
+    values.tokens.map((token) => token.code),
+    values.tokens.map((token) => token.system),
+  ];
 }
 
 /**
@@ -220,24 +249,7 @@ async function writeRows(
 ): Promise<void> {
   const element = patientReferenceElement(type);
   const subject = element ? values.patientId : null;
-  const params = [
-    site.siteId,
-    type,
-    resource.id,
-    Number(resource.meta!.versionId),
-    resource.meta!.lastUpdated!,
-    resource,
-    values.patientId,
-    values.businessIdentifier,
-    values.active,
-    values.nameSearch,
-    values.birthDateStart,
-    values.birthDateEnd,
-    values.tokens.map((token) => token.param),
-    values.tokens.map((token) => token.code),
-    values.tokens.map((token) => token.system),
-    subject,
-  ];
+  const params = [...rowValues(site, type, resource, values), subject];
   if (mode === 'update') {
     await tx.query({
       name: 'records-delete-tokens',
@@ -291,7 +303,7 @@ export async function lockedPatientByBusinessIdentifier(
   site: SiteContext,
   identifier: string,
 ): Promise<Patient | undefined> {
-  await lockKey(tx, `patient-business-identifier|${site.siteId}|${identifier}`);
+  await lockKey(tx, patientIdentifierLockKey(site, identifier));
   const { rows } = await tx.query<{ content: Patient }>({
     name: 'records-active-patient-by-business-identifier',
     text: activePatientByBusinessIdentifier,

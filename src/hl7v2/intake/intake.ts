@@ -4,7 +4,8 @@
  * passes the resolved site and the message's origin; the answer is the ACK plus its parts for the
  * HTTP JSON body.
  */
-import { DuplicateMessageError, findLoggedMessage, recordMessage, type MessageOutcome, type MessageProblem, type MessageTransport } from '../../domain/messages/message-log.ts';
+import { DuplicateMessageError, findLoggedMessage, recordMessage, type MessageOutcome, type MessageProblem, type MessageTransport, type NewMessage } from '../../domain/messages/message-log.ts';
+import { recordNewPatientMessage } from '../../domain/patients/new-patient-message.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import type { Database, NamedStatement } from '../../storage/database.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
@@ -18,6 +19,7 @@ import { firstSegment, valueOf } from '../er7/message.ts';
 import { parseEr7, type ParseResult } from '../er7/parse.ts';
 import { describeLocation, errorCodeText, type Problem } from '../problems.ts';
 import { applyPlan } from './apply.ts';
+import { noteSeenPatient, seenPatient } from './seen-patients.ts';
 import { planMessage, type Plan } from './plan.ts';
 
 /** What the intake logs through (pino's and Fastify's loggers both fit). */
@@ -89,6 +91,19 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
   const ackCharset = message?.charset ?? 'UNICODE UTF-8';
   const logExtras = { ...(patientIdentifier ? { patientIdentifier } : {}), ...(input.origin.reprocessOf ? { reprocessOf: input.origin.reprocessOf } : {}) };
   const base = { recognised: message !== undefined, messageType: header ? messageTypeText(header) : '', controlId: header?.controlId ?? '', ackCharset };
+  const logEntry = (code: AckCode, problems: Problem[], ack: string): NewMessage => ({
+    protocol: 'hl7v2',
+    transport: input.origin.transport,
+    ...(header ? senderKey(header) : { sendingApplication: '', sendingFacility: '' }),
+    messageType: base.messageType,
+    outcome: outcomeOf(code),
+    ackCode: code,
+    problems: problems.map(toLogProblem),
+    ackText: ack,
+    raw: input.raw,
+    ...(input.origin.remoteAddress ? { remoteAddress: input.origin.remoteAddress } : {}),
+    ...logExtras,
+  });
   // A re-sent control id is not looked up first: re-sends are rare, and the message log's unique
   // key (recordMessage) refuses the second copy at the end of the transaction, which then rolls
   // back whatever the copy changed; the stored answer is returned (earlierAnswer). One statement
@@ -104,6 +119,17 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
       plan = planned.plan;
       code = planned.rejected ? 'AR' : plan ? 'AA' : 'AE';
     }
+    const identifier = plan?.kind === 'demographics' ? (plan.patient.identifier?.[0]?.value?.trim() ?? '') : '';
+    if (plan?.kind === 'demographics' && code === 'AA' && header && input.origin.reprocessOf === undefined && mayBeNewPatient(header, input.site, identifier)) {
+      // A patient the site does not know yet (the usual admission or registration) costs one
+      // round trip: patient, visit and log entry in one call that commits on its own. A known
+      // patient, or anything unusual, takes the ordinary transaction below.
+      const ack = buildAck({ message, code, text: ackText(code, problems), problems });
+      const fast = await recordNewPatientMessage(db, input.site, { patient: plan.patient, ...(plan.visit ? { visit: plan.visit } : {}), message: logEntry(code, problems, ack) });
+      noteSeenPatient(input.site.siteId, identifier);
+      if (fast.outcome === 'created') return { ...base, ackCode: code, ack, ...split(problems), duplicate: false, retry: false };
+      if (fast.outcome === 'duplicate') throw new DuplicateMessageError('this sender already delivered a message with this control id');
+    }
     // Committed together with the messages of other connections that arrive meanwhile, and
     // answered only after that commit; a message that fails in a group is run again alone
     // (src/storage/grouped-transactions.ts), so it fails or succeeds exactly as it would alone.
@@ -116,19 +142,7 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
         deferred = summary.deferred;
       }
       const ack = buildAck({ message, code, text: ackText(code, all), problems: all });
-      await recordMessage(tx, input.site, {
-        protocol: 'hl7v2',
-        transport: input.origin.transport,
-        ...(header ? senderKey(header) : { sendingApplication: '', sendingFacility: '' }),
-        messageType: base.messageType,
-        outcome: outcomeOf(code),
-        ackCode: code,
-        problems: all.map(toLogProblem),
-        ackText: ack,
-        raw: input.raw,
-        ...(input.origin.remoteAddress ? { remoteAddress: input.origin.remoteAddress } : {}),
-        ...logExtras,
-      }, deferred);
+      await recordMessage(tx, input.site, logEntry(code, all, ack), deferred);
       return { ack, problems: all };
     });
     return { ...base, ackCode: code, ack: committed.ack, ...split(committed.problems), duplicate: false, retry: false };
@@ -158,19 +172,7 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
       // otherwise (its content may fail now, when it did not then) gets that first answer.
       const logged = await db
         .transaction((tx) =>
-          recordMessage(tx, input.site, {
-            protocol: 'hl7v2',
-            transport: input.origin.transport,
-            ...(header ? senderKey(header) : { sendingApplication: '', sendingFacility: '' }),
-            messageType: base.messageType,
-            outcome: outcomeOf(answer.code),
-            ackCode: answer.code,
-            problems: answer.problems.map(toLogProblem),
-            ackText: ack,
-            raw: input.raw,
-            ...(input.origin.remoteAddress ? { remoteAddress: input.origin.remoteAddress } : {}),
-            ...logExtras,
-          }),
+          recordMessage(tx, input.site, logEntry(answer.code, answer.problems, ack)),
         )
         .then(
           () => true,
@@ -181,6 +183,17 @@ export async function ingestHl7v2(db: Database, input: IntakeInput, logger?: Int
     }
     return { ...base, ackCode: answer.code, ack, ...split(answer.problems), duplicate: false, retry: answer.retry };
   }
+}
+
+/**
+ * Worth trying the one-round-trip write of a new patient first: an event that may introduce a
+ * patient (admit, register, pre-admit, add person, ...; not A08 or A31, which update one the
+ * sender knows to exist), about an identifier this process has not seen as a patient yet. Where
+ * the patient exists, the try is a wasted validation and round trip.
+ */
+function mayBeNewPatient(header: MessageHeader, site: SiteContext, identifier: string): boolean {
+  if (header.triggerEvent === 'A08' || header.triggerEvent === 'A31' || identifier === '') return false;
+  return !seenPatient(site.siteId, identifier);
 }
 
 /** The answer a copy of this message got when it was first processed, if one was logged. */

@@ -77,8 +77,13 @@ async function logged(controlIds: string[]): Promise<{ control_id: string; ack_c
   return rows;
 }
 
-function admit(mrn: string, family: string, controlId: string, type?: string): Buffer {
-  return frame(message([`PID|1||${mrn}^^^H^MR||${family}^Ann`, 'PV1|1|I'], { controlId, ...(type ? { type } : {}) }));
+/**
+ * A08 (update patient information): it takes the grouped transaction even for a patient the site
+ * does not know yet, which it creates. An A01 for a new patient is committed on its own in one
+ * statement instead (test/hl7v2/intake/new-patient-message.test.ts).
+ */
+function update(mrn: string, family: string, controlId: string): Buffer {
+  return frame(message([`PID|1||${mrn}^^^H^MR||${family}^Ann`, 'PV1|1|I'], { controlId, type: 'ADT^A08^ADT_A01' }));
 }
 
 /**
@@ -88,7 +93,7 @@ function admit(mrn: string, family: string, controlId: string, type?: string): B
 async function plug(tag: string): Promise<RawPeer> {
   await holder.query('SELECT pg_advisory_lock($1)', [plugLock]);
   const peer = await RawPeer.open(listener.port);
-  peer.write(admit(`PLUG-${tag}`, 'Plug', `PLUG-${tag}`));
+  peer.write(update(`PLUG-${tag}`, 'Plug', `PLUG-${tag}`));
   await until(async () => (await waitingFor(plugLock)) === 1);
   return peer;
 }
@@ -104,7 +109,7 @@ test('no ACK leaves before the commit that holds its message, and the messages o
   await holder.query('SELECT pg_advisory_lock($1)', [groupLock]);
   const ids = ['G-1', 'G-2', 'G-3', 'G-4'];
   const peers = await Promise.all(ids.map(() => RawPeer.open(listener.port)));
-  peers.forEach((peer, i) => peer.write(admit(`MRN-${ids[i]}`, 'Grouped', ids[i]!)));
+  peers.forEach((peer, i) => peer.write(update(`MRN-${ids[i]}`, 'Grouped', ids[i]!)));
   await until(() => groups.pending.queued === ids.length);
   await releasePlug(plugPeer, '1');
   // The group's works are done and its COMMIT waits for the lock.
@@ -123,10 +128,10 @@ test('no ACK leaves before the commit that holds its message, and the messages o
 test('a bad message in a group is answered AE on its own; the others of the group are stored and answered AA', async () => {
   const plugPeer = await plug('2');
   const peers = await Promise.all([0, 1, 2].map(() => RawPeer.open(listener.port)));
-  peers[0]!.write(admit('MRN-B-1', 'Good', 'B-1'));
+  peers[0]!.write(update('MRN-B-1', 'Good', 'B-1'));
   // A merge whose source is its target: planned, then refused by the domain inside the transaction.
   peers[1]!.write(frame(message(['PID|1||MRN-B-2^^^H^MR||Same^Ann', 'MRG|MRN-B-2^^^H^MR'], { controlId: 'B-2', type: 'ADT^A40^ADT_A39' })));
-  peers[2]!.write(admit('MRN-B-3', 'Good', 'B-3'));
+  peers[2]!.write(update('MRN-B-3', 'Good', 'B-3'));
   await until(() => groups.pending.queued === 3);
   await releasePlug(plugPeer, '2');
   assert.deepEqual(msa(await peers[0]!.next()), { code: 'AA', controlId: 'B-1' });
@@ -142,10 +147,10 @@ test('a bad message in a group is answered AE on its own; the others of the grou
 test('two copies of one message in a group: stored once, both answered with the same AA', async () => {
   const plugPeer = await plug('3');
   const peers = await Promise.all([0, 1, 2].map(() => RawPeer.open(listener.port)));
-  const copy = admit('MRN-D-1', 'Twice', 'D-1');
+  const copy = update('MRN-D-1', 'Twice', 'D-1');
   peers[0]!.write(copy);
   peers[1]!.write(copy);
-  peers[2]!.write(admit('MRN-D-2', 'Once', 'D-2'));
+  peers[2]!.write(update('MRN-D-2', 'Once', 'D-2'));
   await until(() => groups.pending.queued === 3);
   await releasePlug(plugPeer, '3');
   const answers = await Promise.all(peers.map((peer) => peer.next()));
@@ -166,8 +171,8 @@ test("one connection's messages are applied and answered in order while others' 
   const other = await RawPeer.open(listener.port);
   const ids = ['O-1', 'O-2', 'O-3'];
   // Three updates of one patient in one write: the last name sent must be the one kept.
-  ordered.write(Buffer.concat(ids.map((id, i) => admit('MRN-O', `Order${i + 1}`, id, i === 0 ? undefined : 'ADT^A08^ADT_A01'))));
-  other.write(admit('MRN-O-X', 'Other', 'O-X'));
+  ordered.write(Buffer.concat(ids.map((id, i) => update('MRN-O', `Order${i + 1}`, id))));
+  other.write(update('MRN-O-X', 'Other', 'O-X'));
   await until(() => groups.pending.queued === 2);
   await releasePlug(plugPeer, '4');
   for (const id of ids) assert.deepEqual(msa(await ordered.next()), { code: 'AA', controlId: id });
