@@ -236,7 +236,7 @@ async function scratchPhase(group: 'mllp' | 'dicom' | 'query', workers: number):
           const site = await provisionSite(root, gateway.env, [], `bench-wado-${context.runTag}`, `BW${context.runTag.toUpperCase()}`);
           await runWadoScenarios(
             context,
-            { gatewayPid: gateway.pid, dicomPort: dicom.port, dicomwebPort: dicomweb.port, site: { aeTitle: site.aeTitle, apiKey: site.apiKey }, workers },
+            { gateway: gatewayWatched(gateway), dicomPort: dicom.port, dicomwebPort: dicomweb.port, site: { aeTitle: site.aeTitle, apiKey: site.apiKey }, workers },
             { small: await smallSet(setsDir, options.dicom.smallCount), large: await largeSet(setsDir, 'large', options.dicom.largeCount, options.dicom.largeFrames) },
           );
         }

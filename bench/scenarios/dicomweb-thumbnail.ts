@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { progress } from '../lib/log.ts';
-import { monitored } from '../lib/process-monitor.ts';
+import { monitored, type Watched } from '../lib/process-monitor.ts';
 import type { DicomSet } from '../load/dicom-data.ts';
 import { Series } from '../report/series.ts';
 import type { BenchContext } from './context.ts';
@@ -19,7 +19,8 @@ const run = promisify(execFile);
  * included) and for dcmj2pnm (the children's user + system time, from the shell's `times`).
  */
 export interface ThumbnailTargets {
-  gatewayPid: number;
+  /** The service's process tree, its embedded PostgreSQL (a child when CG_DATABASE_URL is unset) apart. */
+  gateway: Watched;
   /** http://host:port of the DICOMweb origin. */
   base: string;
   headers: string[];
@@ -47,7 +48,7 @@ export async function runThumbnailScenario(context: BenchContext, targets: Thumb
   writeFileSync(fileList, repeated(set.files).join('\n') + '\n');
   if (passes > 1) for (const series of [gateway, dcmtk]) series.note(`each of the ${set.files.length} instances ${passes} times a run`);
   for (let round = 1; round <= context.options.runs; round++) {
-    const { result, usage } = await monitored(targets.gatewayPid, () => fetchAll(urlList, targets.headers));
+    const { result, usage } = await monitored(targets.gateway, () => fetchAll(urlList, targets.headers));
     gateway.add({ throughput: (passes * urls.length) / result.seconds, failed: result.failed }, usage);
     const baseline = await dcmj2pnmAll(fileList);
     dcmtk.add(

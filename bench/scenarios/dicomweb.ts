@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { orthancAet, startOrthanc } from '../baselines/orthanc.ts';
 import { progress } from '../lib/log.ts';
 import { inNetworkOf, privateNetworkAvailable } from '../lib/netns.ts';
-import { monitored } from '../lib/process-monitor.ts';
+import { monitored, type Watched } from '../lib/process-monitor.ts';
 import { baselinePorts, benchHost } from '../lib/ports.ts';
 import type { DicomSet } from '../load/dicom-data.ts';
 import { runStorescu } from '../load/storescu.ts';
@@ -24,7 +24,12 @@ const run = promisify(execFile);
  * thumbnails rendered (dicomweb-thumbnail.ts).
  */
 export interface WadoTargets {
-  gatewayPid: number;
+  /**
+   * The service's process tree with its PostgreSQL apart: the embedded server is the service's
+   * child when CG_DATABASE_URL is unset, and counted in the tree its backends' shared buffers
+   * added hundreds of MB to the service's summed RSS.
+   */
+  gateway: Watched;
   dicomPort: number;
   dicomwebPort: number;
   /** A site with an API key, fresh for this phase. */
@@ -68,7 +73,7 @@ export async function runWadoScenarios(context: BenchContext, targets: WadoTarge
       const orthancStudies = orthanc ? await studyUids(`${orthancBase}/studies?limit=1000`, [], orthanc.pid) : [];
       if (orthanc && orthancStudies.length !== gatewayStudies.length) throw new Error(`${scenario}: the gateway holds ${gatewayStudies.length} studies of the set, Orthanc ${orthancStudies.length}`);
       for (let round = 1; round <= context.options.runs; round++) {
-        const { result, usage } = await monitored(targets.gatewayPid, () => retrieve(context, `${scenario}-gateway-r${round}`, gatewayStudies.map((uid) => `${gatewayBase}/studies/${uid}`), gatewayHeaders));
+        const { result, usage } = await monitored(targets.gateway, () => retrieve(context, `${scenario}-gateway-r${round}`, gatewayStudies.map((uid) => `${gatewayBase}/studies/${uid}`), gatewayHeaders));
         gateway.add({ throughput: set.files.length / result.seconds, mbPerSecond: result.bytes / 1024 / 1024 / result.seconds, failed: result.failed }, usage);
         if (orthanc) {
           const { result: other, usage: otherUsage } = await monitored(orthanc.pid, () =>
@@ -80,7 +85,7 @@ export async function runWadoScenarios(context: BenchContext, targets: WadoTarge
     } finally {
       await orthanc?.stop();
     }
-    await runThumbnailScenario(context, { gatewayPid: targets.gatewayPid, base: gatewayBase, headers: gatewayHeaders, workers: targets.workers }, set, name, sopClassOf[name]);
+    await runThumbnailScenario(context, { gateway: targets.gateway, base: gatewayBase, headers: gatewayHeaders, workers: targets.workers }, set, name, sopClassOf[name]);
     progress(`${scenario}: ${[gateway, orthancSeries].filter((series) => series.size > 0).map((series) => {
       const m = series.toMeasurement();
       return `${series.system} ${m.throughput.median.toFixed(1)} inst/s ${m.mbPerSecond?.median.toFixed(1)} MB/s`;
