@@ -79,8 +79,8 @@ class ChunkWriter {
   }
 
   /** Writes what is filled and ends the answer. */
-  async end(): Promise<void> {
-    if (this.#filled > 0) await this.#flush();
+  end(): void {
+    if (this.#filled > 0) this.#write();
     this.#finished = true;
     for (const chunk of this.#free.splice(0)) keepSpare(chunk);
     if (this.#chunk) keepSpare(this.#chunk);
@@ -95,16 +95,23 @@ class ChunkWriter {
     return this.#chunk;
   }
 
+  /** Writes the filled chunk and starts the next. */
   async #flush(): Promise<Buffer> {
+    this.#write();
+    return this.#current();
+  }
+
+  #write(): void {
     const chunk = this.#chunk!;
+    const filled = this.#filled;
     this.#chunk = undefined;
-    this.#response.write(chunk.subarray(0, this.#filled), (error) => {
+    this.#filled = 0;
+    this.#response.write(chunk.subarray(0, filled), (error) => {
       if (error) return;
       if (this.#finished) keepSpare(chunk);
       else this.#free.push(chunk);
       this.#wake?.();
     });
-    return this.#current();
   }
 
   async #take(): Promise<Buffer> {
@@ -140,7 +147,7 @@ export async function sendStoredParts(response: ServerResponse, boundary: string
       await writer.text('\r\n');
     }
     await writer.text(`--${boundary}--\r\n`);
-    await writer.end();
+    writer.end();
     return undefined;
   } catch (error) {
     response.destroy();
