@@ -52,8 +52,11 @@ export async function runWadoScenarios(context: BenchContext, targets: WadoTarge
     const gateway = new Series(scenario, 'gateway', concurrency, 'inst/s', targets.workers);
     const orthancSeries = new Series(scenario, 'orthanc', concurrency, 'inst/s', targets.workers);
     context.series.push(gateway, orthancSeries);
+    // Both sets go to the same site: the large set's retrieval takes only its own studies (Orthanc,
+    // fresh for each set, holds only that set's).
+    const heldBefore = new Set(await studyUids(`${gatewayBase}/studies?limit=1000`, gatewayHeaders));
     await store(targets.dicomPort, targets.site.aeTitle, set, `${scenario}-gateway-store`);
-    const gatewayStudies = await studyUids(`${gatewayBase}/studies?limit=1000`, gatewayHeaders);
+    const gatewayStudies = (await studyUids(`${gatewayBase}/studies?limit=1000`, gatewayHeaders)).filter((uid) => !heldBefore.has(uid));
     let orthanc: Awaited<ReturnType<typeof startOrthanc>> | undefined;
     if (privateNetworkAvailable()) {
       orthanc = await startOrthanc(context.workDir, { dicomweb: true });
@@ -64,6 +67,7 @@ export async function runWadoScenarios(context: BenchContext, targets: WadoTarge
     try {
       const orthancBase = `http://${benchHost}:${baselinePorts.orthancHttp}/dicom-web`;
       const orthancStudies = orthanc ? await studyUids(`${orthancBase}/studies?limit=1000`, [], orthanc.pid) : [];
+      if (orthanc && orthancStudies.length !== gatewayStudies.length) throw new Error(`${scenario}: the gateway holds ${gatewayStudies.length} studies of the set, Orthanc ${orthancStudies.length}`);
       for (let round = 1; round <= context.options.runs; round++) {
         const { result, usage } = await monitored(targets.gateway, () => retrieve(context, `${scenario}-gateway-r${round}`, gatewayStudies.map((uid) => `${gatewayBase}/studies/${uid}`), gatewayHeaders));
         gateway.add({ throughput: set.files.length / result.seconds, mbPerSecond: result.bytes / 1024 / 1024 / result.seconds, failed: result.failed }, usage);

@@ -4,9 +4,8 @@
  * own before the dataset exactly as received; that file is what is sent); their metadata as
  * DICOM JSON; frames. Rendered resources and thumbnails: rendered-routes.ts.
  */
-import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { countRetrievable, retrievableInstances, type RetrievableInstance, type RetrieveSelection } from '../domain/imaging/query/retrievable.ts';
+import { retrievableInstances, type RetrievableInstance, type RetrieveSelection } from '../domain/imaging/query/retrievable.ts';
 import { HttpProblem } from '../platform/http/http-problem.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { Services } from '../platform/services.ts';
@@ -17,6 +16,7 @@ import { acceptDicomJson, acceptMultipart } from './media-types.ts';
 import { multipartContentType, multipartStream, newBoundary, type OutgoingPart } from './multipart-writer.ts';
 import { wadoResponses } from './schemas.ts';
 import { storedFilePath } from './stored-file.ts';
+import { sendStoredParts, type StoredPart } from './stored-parts-sender.ts';
 import { checkedUid } from './uids.ts';
 
 type Params = { study: string; series?: string; instance?: string };
@@ -120,8 +120,10 @@ async function retrieveInstances(services: Services, request: FastifyRequest<{ P
   const { transferSyntax } = acceptMultipart(request.headers.accept, ['application/dicom'], 'multipart/related; type="application/dicom"');
   const site = siteContextOf(request);
   const selection = selectionOf(request, level);
-  const count = await countRetrievable(services.database, site, selection);
-  if (count === 0) throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
+  // The first instance is read before answering: none is a 404, and no separate count is needed.
+  const instances = retrievableInstances(services.database, site, selection);
+  const first = await instances.next();
+  if (first.done) throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
   if (transferSyntax !== '*') {
     // Sent as stored only: every instance must already be in the asked syntax.
     for await (const instance of retrievableInstances(services.database, site, selection)) {
@@ -132,17 +134,31 @@ async function retrieveInstances(services: Services, request: FastifyRequest<{ P
   }
   await auditSelection(services, request, level, selection);
   const boundary = newBoundary();
+  // Written to the socket here rather than through reply.send(stream): see stored-parts-sender.ts.
+  reply.hijack();
+  const response = reply.raw;
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) response.setHeader(name, value);
+  response.writeHead(200, { 'content-type': multipartContentType('application/dicom', boundary) });
+  if (request.method === 'HEAD') {
+    response.end();
+    return reply;
+  }
   const { config } = services;
-  const parts = (async function* (): AsyncGenerator<OutgoingPart> {
-    for await (const instance of retrievableInstances(services.database, site, selection)) {
+  const parts = (async function* (): AsyncGenerator<StoredPart> {
+    for (let next: IteratorResult<RetrievableInstance> = first; !next.done; next = await instances.next()) {
+      const instance = next.value;
       yield {
-        contentType: `application/dicom; transfer-syntax=${instance.transferSyntaxUid}`,
-        headers: { 'Content-Location': `/studies/${instance.studyInstanceUid}/series/${instance.seriesInstanceUid}/instances/${instance.sopInstanceUid}` },
-        body: () => createReadStream(storedFilePath(config, instance.storagePath), { highWaterMark: 256 * 1024 }),
+        headers:
+          `Content-Type: application/dicom; transfer-syntax=${instance.transferSyntaxUid}\r\n` +
+          `Content-Location: /studies/${instance.studyInstanceUid}/series/${instance.seriesInstanceUid}/instances/${instance.sopInstanceUid}\r\n`,
+        path: storedFilePath(config, instance.storagePath),
+        sizeBytes: instance.sizeBytes,
       };
     }
   })();
-  return reply.type(multipartContentType('application/dicom', boundary)).send(multipartStream(boundary, parts));
+  const failed = await sendStoredParts(response, boundary, parts);
+  if (failed) request.log.error({ err: failed, reqId: request.id }, 'WADO-RS answer ended before it was complete');
+  return reply;
 }
 
 async function retrieveMetadata(services: Services, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, level: Level): Promise<FastifyReply> {

@@ -152,3 +152,19 @@ test("another site's studies are 404 to WADO-RS and invisible to QIDO-RS", async
   assert.deepEqual(JSON.parse((await get(other.key, `/studies?StudyInstanceUID=${ct.study}`)).body.toString()), []);
   assert.equal((await get('', `/studies/${ct.study}`)).status, 401);
 });
+
+test('WADO-RS answers written past the framework keep its headers, and HEAD gets them without a body', async () => {
+  const { key } = await siteWithKey(origin);
+  assert.equal((await stow(origin, key, [fixture('CT_small.dcm')])).status, 200);
+  const got = await fetch(`${origin.url}/studies/${ct.study}`, { headers: { 'x-api-key': key } });
+  assert.equal(got.status, 200);
+  assert.match(got.headers.get('x-request-id') ?? '', /.+/);
+  assert.match(got.headers.get('content-type') ?? '', /^multipart\/related; type="application\/dicom"; boundary=/);
+  assert.ok((await got.arrayBuffer()).byteLength > 0);
+  const head = await fetch(`${origin.url}/studies/${ct.study}`, { method: 'HEAD', headers: { 'x-api-key': key } });
+  assert.equal(head.status, 200);
+  assert.match(head.headers.get('content-type') ?? '', /^multipart\/related; type="application\/dicom"; boundary=/);
+  assert.equal((await head.arrayBuffer()).byteLength, 0);
+  const missing = await fetch(`${origin.url}/studies/1.2.3.4.5`, { method: 'HEAD', headers: { 'x-api-key': key } });
+  assert.equal(missing.status, 404);
+});
