@@ -8,6 +8,7 @@ import { claimExport } from '../../src/domain/bulk-export/export-jobs.ts';
 import { runExport } from '../../src/fhir/export/export-runner.ts';
 import { fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
 import { asyncHeaders, ndjsonLines, pathOf, useExportOrigin } from './bulk-export-support.ts';
+import { dataAccessRecorder } from '../../src/domain/audit/data-access.ts';
 
 // Bulk Data Access IG v2.0.0 (export.html): kick-off, status, manifest, files, cancel, expiry.
 const origin = useExportOrigin({ CG_EXPORT_FILE_MAX_SIZE: '1500', CG_EXPORT_JOBS_PER_SITE: '2' });
@@ -85,7 +86,9 @@ test('system export: kick-off 202 with a status URL, 202 with X-Progress while q
   assert.deepEqual(exported.filter((resource) => resource.resourceType === 'Patient').map((resource) => resource.id).sort(), [...patients].sort());
   assert.equal(exported.filter((resource) => resource.resourceType === 'Observation').length, 12);
 
-  // Recorded in the data access log: who, the criteria, the count per type.
+  // Recorded in the data access log: who, the criteria, the count per type (written off the
+  // request path, gathered for a few milliseconds: settled first).
+  await dataAccessRecorder(origin.db.database).settled();
   const { rows } = await origin.db.database.query(
     "SELECT resource_type, resource_count, query FROM data_access_audit WHERE site_id = $1 AND interaction = 'export' ORDER BY resource_type",
     [client.site.siteId],
