@@ -16,13 +16,6 @@ const highWaterMark = 1024 * 1024;
  */
 const flushEvery = 4 * 1024 * 1024;
 
-/**
- * A transfer is held in memory up to this many bytes and written in one call when it completes:
- * each write is a trip through libuv's thread pool (two thread switches), and a small instance
- * arriving in eight or more P-DATA fragments used to cost several. Larger transfers stream.
- */
-const holdInMemory = 1024 * 1024;
-
 export interface CompletedFile {
   tempPath: string;
   /** Size of the whole Part-10 file. */
@@ -51,8 +44,6 @@ export class IncomingFile {
   #failure: Error | undefined;
   #unflushed = 0;
   #flushing: Promise<void> | undefined;
-  /** What arrived while the transfer is small enough to hold (holdInMemory); undefined once streaming. */
-  #held: Buffer[] | undefined;
 
   /** `opened` resolves with the file's descriptor; `named` once its name is durable. */
   private constructor(tempPath: string, stream: WriteStream, header: Buffer, transferSyntaxUid: string, opened: Promise<number>, named: Promise<void>) {
@@ -67,7 +58,7 @@ export class IncomingFile {
     this.#named.catch(() => {}); // observed by the caller; never an unhandled rejection
     this.#sniffer = new HeaderSniffer(transferSyntaxUid);
     this.#size = header.length;
-    this.#held = [header];
+    this.#stream.write(header);
   }
 
   /**
@@ -101,27 +92,11 @@ export class IncomingFile {
     this.#hash.update(fragment);
     this.#size += fragment.length;
     const sniffed = this.#sniffer.push(fragment);
-    if (this.#held) {
-      this.#held.push(fragment);
-      if (this.#size <= holdInMemory) return sniffed;
-      this.#writeHeld();
-      return sniffed;
-    }
     // A stream destroyed by a write error never drains: its failure is reported by `durable`.
     if (!this.#failure && !this.#stream.destroyed && !this.#stream.write(fragment) && !this.#stream.destroyed) await drained(this.#stream);
     this.#unflushed += fragment.length;
     if (this.#unflushed >= flushEvery && !this.#flushing) this.#flushWritten();
     await sniffed;
-  }
-
-  /** Hands what was held to the stream as one write (the stream writes corked chunks with one writev). */
-  #writeHeld(): void {
-    const held = this.#held;
-    this.#held = undefined;
-    if (!held || this.#failure || this.#stream.destroyed) return;
-    this.#stream.cork();
-    for (const chunk of held) this.#stream.write(chunk);
-    this.#stream.uncork();
   }
 
   /** Starts an fdatasync of what the stream has written; never awaited by the transfer itself. */
@@ -147,7 +122,6 @@ export class IncomingFile {
    */
   async complete(): Promise<CompletedFile & { durable: Promise<void> }> {
     const sniff = await this.#sniffer.finish();
-    this.#writeHeld();
     const durable = (async () => {
       // The descriptor must stay open (and not be reused) until a running flush is done with it.
       await this.#flushing;
@@ -165,7 +139,6 @@ export class IncomingFile {
   /** Abandons the transfer: closes and removes the temporary file. Never throws. */
   async discard(): Promise<void> {
     this.#sniffer.dispose();
-    this.#held = undefined;
     await this.#flushing;
     if (!this.#stream.closed) {
       const closed = once(this.#stream, 'close').catch(() => {});
