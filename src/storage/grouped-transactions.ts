@@ -1,5 +1,5 @@
 import { BatchQueue, type Settled } from './batch-queue.ts';
-import type { Database, Transaction } from './database.ts';
+import type { Database, Transaction, TransactionAhead } from './database.ts';
 import { isTransientDatabaseError } from './errors.ts';
 
 /** One caller's share of a transaction: it must have no side effects outside the database. */
@@ -27,9 +27,14 @@ export interface GroupedTransactionOptions {
  * own error, exactly as if it had come alone. A caller with several works in order (one
  * connection's messages) must wait for each before adding the next; then its order is kept.
  */
+interface QueuedWork {
+  work: TransactionWork<unknown>;
+  ahead: TransactionAhead | undefined;
+}
+
 export class GroupedTransactions {
   readonly #database: Database;
-  readonly #queue: BatchQueue<TransactionWork<unknown>, unknown>;
+  readonly #queue: BatchQueue<QueuedWork, unknown>;
   #running = 0;
   #queued = 0;
   /** Groups committed with more than one work, for the tests and the bench's notes. */
@@ -37,7 +42,7 @@ export class GroupedTransactions {
 
   constructor(database: Database, options: GroupedTransactionOptions) {
     this.#database = database;
-    this.#queue = new BatchQueue<TransactionWork<unknown>, unknown>({
+    this.#queue = new BatchQueue<QueuedWork, unknown>({
       maxInFlight: options.maxInFlight,
       spreadAfterMs: options.spreadAfterMs,
       maxBatch: options.maxGroup,
@@ -45,9 +50,13 @@ export class GroupedTransactions {
     });
   }
 
-  run<T>(work: TransactionWork<T>): Promise<T> {
+  /**
+   * `ahead`: a connection on which BEGIN was sent ahead for this work. The group runs on the first
+   * one of its works that has one and gives the others back, so a lone work keeps its head start.
+   */
+  run<T>(work: TransactionWork<T>, ahead?: TransactionAhead): Promise<T> {
     this.#queued++;
-    return this.#queue.add(work as TransactionWork<unknown>) as Promise<T>;
+    return this.#queue.add({ work: work as TransactionWork<unknown>, ahead }) as Promise<T>;
   }
 
   /** Works inside a running group, and works waiting for one. */
@@ -55,17 +64,20 @@ export class GroupedTransactions {
     return { running: this.#running, queued: this.#queued };
   }
 
-  async #runGroup(works: readonly TransactionWork<unknown>[]): Promise<Settled<unknown>[]> {
+  async #runGroup(queued: readonly QueuedWork[]): Promise<Settled<unknown>[]> {
+    const works = queued.map((item) => item.work);
+    const ahead = queued.find((item) => item.ahead)?.ahead;
+    for (const item of queued) if (item.ahead !== ahead) item.ahead?.abandon();
     this.#queued -= works.length;
     this.#running += works.length;
     try {
-      if (works.length === 1) return [await this.#alone(works[0]!)];
+      if (works.length === 1) return [await this.#alone(works[0]!, ahead)];
       try {
         const values = await this.#database.transaction(async (tx) => {
           const results: unknown[] = [];
           for (const work of works) results.push(await work(tx));
           return results;
-        });
+        }, 'read committed', ahead);
         this.sharedCommits++;
         return values.map((value) => ({ ok: true, value }));
       } catch (error) {
@@ -80,9 +92,9 @@ export class GroupedTransactions {
     }
   }
 
-  async #alone(work: TransactionWork<unknown>): Promise<Settled<unknown>> {
+  async #alone(work: TransactionWork<unknown>, ahead?: TransactionAhead): Promise<Settled<unknown>> {
     try {
-      return { ok: true, value: await this.#database.transaction(work) };
+      return { ok: true, value: await this.#database.transaction(work, 'read committed', ahead) };
     } catch (error) {
       return { ok: false, error };
     }

@@ -51,6 +51,13 @@ test('4 concurrent associations to 4 sites each store every instance in their ow
     assert.equal((await listFiles(join(harness.dataDir, 'dicom', site.siteId))).length, files.length);
   }
   assert.deepEqual(await transferFiles(harness.dataDir), []);
+  // Instances finishing while another's index transaction runs are committed with the next one.
+  const { rows: commits } = await harness.db.database.query<{ rows: number; transactions: number }>(
+    'SELECT count(*)::int AS rows, count(DISTINCT xmin::text)::int AS transactions FROM imaging_instance WHERE site_id = ANY ($1::uuid[])',
+    [sites.map((site) => site.siteId)],
+  );
+  assert.equal(commits[0]!.rows, files.length * sites.length);
+  assert.ok(commits[0]!.transactions < commits[0]!.rows, 'concurrent associations share index commits');
 });
 
 test('4 concurrent associations to one site, each with different instances, store them all', async () => {

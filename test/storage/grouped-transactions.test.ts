@@ -99,3 +99,22 @@ test('works of one caller, each awaited before the next, commit in that order', 
   const { rows: ordered } = await db.database.query<{ id: number }>("SELECT id FROM grouped_probe WHERE label = 'ordered' ORDER BY xmin::text::bigint, id");
   assert.deepEqual(ordered.map((row) => row.id), [30, 31, 32, 33]);
 });
+
+test('a group runs on the connection a work of it began ahead', async () => {
+  const groups = new GroupedTransactions(db.database, { maxInFlight: 1, spreadAfterMs: 0, maxGroup: 32 });
+  const backend = async (tx: Transaction) => (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const ahead = db.database.beginAhead();
+  try {
+    assert.ok(ahead, 'the pool has room for a connection begun ahead');
+    const [first, second] = await Promise.all([groups.run(backend), groups.run(backend, ahead)]);
+    assert.equal(first, second, 'one transaction ran both works');
+    assert.equal(groups.sharedCommits, 1);
+    // The connection begun ahead is not left inside BEGIN.
+    const { rows: open } = await db.database.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'",
+    );
+    assert.equal(open[0]!.n, 0);
+  } finally {
+    ahead?.abandon();
+  }
+});

@@ -13,6 +13,7 @@ import type { StorageLayout } from '../../storage/dicom/layout.ts';
 import type { StoreLimits } from '../../storage/dicom/store-limits.ts';
 import type { SiteContext } from '../site-context.ts';
 import { isLenientDicomUid } from './dicom-values.ts';
+import { indexCommits } from './index-commits.ts';
 import { claimInstance } from './index-instance.ts';
 import type { ReceivedInstance } from './received-instance.ts';
 import { lockStoredPath } from './stored-path-lock.ts';
@@ -90,8 +91,16 @@ export async function beginInstance(context: InstanceStoreContext, announced: An
     return refusingReceiver({ kind: 'failed', error });
   }
   // The index transaction begins while the dataset arrives, unless the transfer turns out large
-  // or slow: its connection is then given back rather than held idle through it.
-  let ahead = context.database.beginAhead();
+  // or slow: its connection is then given back rather than held idle through it. Beside other
+  // stores it would mostly be given back unused: concurrent stores share a transaction.
+  const commits = indexCommits(context.database);
+  let ahead = commits.storing === 0 ? context.database.beginAhead() : undefined;
+  commits.storing++;
+  let storing = true;
+  const done = () => {
+    if (storing) commits.storing--;
+    storing = false;
+  };
   let received = 0;
   const giveBack = () => {
     clearTimeout(slow);
@@ -117,11 +126,13 @@ export async function beginInstance(context: InstanceStoreContext, announced: An
     },
     abandon: () => {
       giveBack();
+      done();
       return oversized ?? file.discard();
     },
     finish: async () => {
       if (oversized) {
         giveBack();
+        done();
         await oversized;
         return { kind: 'oversized', limit: maxInstanceBytes };
       }
@@ -130,6 +141,7 @@ export async function beginInstance(context: InstanceStoreContext, announced: An
         return await finishInstance(context, announced, file, ahead);
       } finally {
         giveBack(); // a no-op once the transaction took it
+        done();
       }
     },
   };
@@ -178,7 +190,8 @@ async function finishInstance(context: InstanceStoreContext, announced: Announce
     // before the commit leaves the temporary name (durable before the link) for start-up recovery.
     placed = completed.named.then(() => layout.placeFile(file.tempPath, target));
     placed.catch(() => {}); // awaited below when it matters; never an unhandled rejection
-    const result = await context.database.transaction(async (tx) => {
+    // Committed with the index work of stores finishing at the same time (index-commits.ts).
+    const result = await indexCommits(context.database).run(async (tx) => {
       linked = false; // a retried transaction (deadlock) starts over
       const claim = await claimInstance(tx, site, instance);
       if (claim.outcome !== 'claimed') return claim;
@@ -208,7 +221,7 @@ async function finishInstance(context: InstanceStoreContext, announced: Announce
         placed = Promise.resolve(undefined); // a retried transaction (deadlock) links again
         throw error;
       }
-    }, 'read committed', ahead);
+    }, ahead);
     committed = true;
     await layout.settle(target);
     for (const warning of result.warnings) logger.warn({ sopInstanceUid }, warning);
