@@ -49,7 +49,7 @@ test('site show and site update of the AE title, policies and retention, audited
     env,
   );
   // The admin API's shape of a site (siteJson), so a script reads both alike.
-  assert.deepEqual(Object.keys(updated).sort(), ['ae_title', 'created_at', 'data_access_retention_days', 'export_retention_hours', 'id', 'message_body_retention_days', 'mllp_allow_any_ip', 'name', 'patient_put_creates', 'refused_traffic_retention_days', 'time_zone', 'updated_at']);
+  assert.deepEqual(Object.keys(updated).sort(), ['ae_title', 'created_at', 'data_access_retention_days', 'export_retention_hours', 'id', 'message_body_retention_days', 'mllp_allow_any_ip', 'name', 'offboarding_marked_at', 'patient_put_creates', 'purge_after', 'refused_traffic_retention_days', 'time_zone', 'updated_at']);
   assert.deepEqual([updated.ae_title, updated.patient_put_creates, updated.mllp_allow_any_ip, updated.data_access_retention_days], [ae, true, true, 400]);
   const off = await runCliJson<Record<string, unknown>>(['site', 'update', site.id, '--no-patient-put-creates'], env);
   assert.deepEqual([off.patient_put_creates, off.mllp_allow_any_ip], [false, true]);
