@@ -39,7 +39,9 @@ const httpProbes: { surface: SurfaceName; what: string; request(site: Provisione
       method: 'POST',
       path: '/ingest',
       headers: { 'content-type': 'application/json', 'x-api-key': site.apiKey },
-      body: JSON.stringify({ sop_instance_uid: `1.2.826.0.1.3680043.9.7433.${Date.now()}.${n.replace(/\D/g, '') || '1'}`, study_uid: '1.2.826.0.1.3680043.9.7433.1', status: 'IN PROGRESS' }),
+      // The tag's digits as a number: a UID component with a leading zero is not a UID (PS3.5 9.1),
+      // and the tags are base-36 times, whose digits sometimes begin with 0.
+      body: JSON.stringify({ sop_instance_uid: `1.2.826.0.1.3680043.9.7433.${Date.now()}.${Number(n.replace(/\D/g, '')) || 1}`, study_uid: '1.2.826.0.1.3680043.9.7433.1', status: 'IN PROGRESS' }),
     }),
   },
   { surface: 'connectivity', what: 'GET /connectivity/dimse', request: (site) => ({ method: 'GET', path: '/connectivity/dimse', headers: { 'x-api-key': site.apiKey } }) },
