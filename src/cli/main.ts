@@ -42,7 +42,7 @@ try {
   const status = await main(process.argv.slice(2));
   if (status !== 0) process.exitCode = status;
 } catch (error) {
-  // Exit status: 2 the command was called wrongly, 1 it was refused or failed (docs/admin-app.md).
+  // Exit status: 2 the command was called wrongly, 1 it was refused or failed (docs/configuration.md#command-line).
   const usageMistake = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true;
   let message = (error as Error)?.message ?? String(error);
   if (error instanceof TransientStorageError) message = 'the database is unavailable; check CG_DATABASE_URL or the embedded server, then retry';

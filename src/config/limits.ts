@@ -30,7 +30,7 @@ export interface GatewayLimits {
     maxConnectionsPerAddress: number;
     /** Data set bytes of one C-STORE. */
     maxInstanceBytes: number;
-    /** Free bytes under CG_DATA_DIR below which C-STOREs are refused as out of resources. */
+    /** Free bytes in the DICOM storage folder's file system below which stores are refused as out of resources. */
     minFreeDiskBytes: number;
   };
   dicomweb: {

@@ -77,7 +77,7 @@ export async function beginInstance(context: InstanceStoreContext, announced: An
   if (!isLenientDicomUid(sopInstanceUid)) return refusingReceiver({ kind: 'rejected', reason: 'invalid', comment: 'SOP Instance UID is not a UID' });
   if (await context.storeLimits.belowFreeSpaceFloor().catch(() => false)) {
     // The service-wide floor is logged by its guard on entering and leaving, not per instance.
-    if (!context.storeLimits.belowServiceFloor()) context.logger.warn({ sopInstanceUid }, 'store refused: free disk space under the data directory is below CG_DICOM_MIN_FREE_DISK');
+    if (!context.storeLimits.belowServiceFloor()) context.logger.warn({ sopInstanceUid }, 'store refused: free disk space in the DICOM storage folder is below CG_DICOM_MIN_FREE_DISK');
     return refusingReceiver({ kind: 'no-space' });
   }
   let file: IncomingFile;
