@@ -95,6 +95,16 @@ test('spares of a site that stops storing are removed after the idle time; close
   assert.equal(spares.take(siteB), undefined, 'a closed pool hands out nothing');
 });
 
+test('a batch of spares is named by one folder fsync, begun once every file of the batch exists', async () => {
+  const { spares, durableCalls } = await pool({ perSite: 8 });
+  spares.take(siteA); // the site's first batch: two spares
+  await eventually(() => spares.count === 2 && durableCalls.length > 0);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(durableCalls.length, 1, 'one fsync for the batch, not one per file');
+  assert.equal(durableCalls[0]!.length, 2, 'both files existed when it began');
+  await spares.close();
+});
+
 test('a spare whose name cannot be made durable is removed, and a missing folder gives none', async () => {
   const failing = await pool({
     namesDurable: async () => {
@@ -112,12 +122,29 @@ test('a spare whose name cannot be made durable is removed, and a missing folder
   await gone.spares.close();
 });
 
-test('a transfer written into a spare holds exactly the Part-10 header and the dataset, durably', async () => {
+/** A pool's spare, taken once ready, and a transfer adopting it. */
+async function transferIntoSpare() {
   const { spares } = await pool();
   spares.take(siteA);
-  let spare;
-  await eventually(() => (spare = spares.take(siteA)) !== undefined);
-  const file = IncomingFile.adopt(spare!, { sopClassUid: '1.2.840.10008.5.1.4.1.1.7', sopInstanceUid: '1.2.3.4', transferSyntaxUid: '1.2.840.10008.1.2.1', sourceAeTitle: 'MODALITY' });
+  let found: SpareFile | undefined;
+  await eventually(() => (found = spares.take(siteA)) !== undefined);
+  const spare = found!;
+  const file = IncomingFile.adopt(spare, { sopClassUid: '1.2.840.10008.5.1.4.1.1.7', sopInstanceUid: '1.2.3.4', transferSyntaxUid: '1.2.840.10008.1.2.1', sourceAeTitle: 'MODALITY' });
+  return { spares, spare, file };
+}
+
+test('a transfer with an empty data set still writes its Part-10 header, durably', async () => {
+  const { spares, file } = await transferIntoSpare();
+  const completed = await file.complete();
+  await completed.durable;
+  const written = readFileSync(completed.tempPath);
+  assert.equal(written.toString('latin1', 128, 132), 'DICM');
+  assert.equal(completed.sizeBytes, written.length);
+  await spares.close();
+});
+
+test('a transfer written into a spare holds exactly the Part-10 header and the dataset, durably', async () => {
+  const { spares, spare, file } = await transferIntoSpare();
   // (0008,0016) UI and (0008,0018) UI, explicit VR little endian.
   const dataset = Buffer.concat([
     Buffer.from([0x08, 0x00, 0x16, 0x00, 0x55, 0x49, 0x1a, 0x00]),
@@ -131,12 +158,12 @@ test('a transfer written into a spare holds exactly the Part-10 header and the d
   await completed.named;
   await completed.durable;
   const written = readFileSync(completed.tempPath);
-  assert.equal(completed.tempPath, spare!.path);
+  assert.equal(completed.tempPath, spare.path);
   assert.equal(written.toString('latin1', 128, 132), 'DICM');
   assert.deepEqual(written.subarray(written.length - dataset.length), dataset);
   assert.equal(completed.sizeBytes, written.length);
   assert.equal(completed.sniff.fields.sopInstanceUid, '1.2.3.4');
-  assert.ok(!openDescriptorOf(spare!.path), 'the descriptor is closed once durable');
-  assert.ok(existsSync(spare!.path));
+  assert.ok(!openDescriptorOf(spare.path), 'the descriptor is closed once durable');
+  assert.ok(existsSync(spare.path));
   await spares.close();
 });

@@ -92,32 +92,32 @@ export class SpareFiles {
     const kept = site.ready.length + site.creating;
     if (kept > site.wanted / 2) return;
     const batch = Math.min(site.wanted - kept, this.#options.total - this.#count);
-    for (let i = 0; i < batch; i++) {
-      site.creating++;
-      this.#count++;
-      this.#track(this.#create(siteId, site));
-    }
+    if (batch <= 0) return;
+    site.creating += batch;
+    this.#count += batch;
+    this.#track(this.#createBatch(siteId, site, batch));
   }
 
-  async #create(siteId: string, site: SiteSpares): Promise<void> {
-    const path = this.#options.nameFor(siteId);
-    let fd: number | undefined;
-    let failed = false;
-    try {
-      fd = await new Promise<number>((resolve, reject) => open(path, 'wx', 0o640, (error, opened) => (error ? reject(error) : resolve(opened))));
-      await this.#options.namesDurable();
-    } catch {
-      // No spare this time (disk full, folder gone): the transfer creates its own file, and
-      // reports the failure in its answer if it persists.
-      failed = true;
-    }
-    site.creating--;
-    if (failed || this.#closed || this.#sites.get(siteId) !== site) {
-      this.#count--;
-      if (fd !== undefined) await removeFile({ path, fd });
+  /**
+   * Creates `size` spares, then makes their names durable with one folder fsync begun once every
+   * one of them exists: awaited file by file, the first file's fsync would start while the others
+   * were still being created, and they would need a second one.
+   */
+  async #createBatch(siteId: string, site: SiteSpares, size: number): Promise<void> {
+    const paths = Array.from({ length: size }, () => this.#options.nameFor(siteId));
+    const opened = await Promise.allSettled(paths.map((path) => new Promise<number>((resolve, reject) => open(path, 'wx', 0o640, (error, fd) => (error ? reject(error) : resolve(fd))))));
+    const created = opened.flatMap((result, i) => (result.status === 'fulfilled' ? [{ path: paths[i]!, fd: result.value }] : []));
+    // No spare this time when a file or the fsync fails (disk full, folder gone): the transfer
+    // creates its own file, and reports the failure in its answer if it persists.
+    const named = created.length > 0 && (await this.#options.namesDurable().then(() => true, () => false));
+    site.creating -= size;
+    if (!named || this.#closed || this.#sites.get(siteId) !== site) {
+      this.#count -= size;
+      await Promise.all(created.map(removeFile));
       return;
     }
-    site.ready.push({ path, fd: fd! });
+    this.#count -= size - created.length;
+    site.ready.push(...created);
   }
 
   #scheduleSweep(): void {

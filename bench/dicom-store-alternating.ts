@@ -1,0 +1,99 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { startGatewayProcess, type GatewayProcess } from './lib/gateway-process.ts';
+import { benchHost } from './lib/ports.ts';
+import { serviceProcesses, treeOf, treeTicks } from './lib/process-tree.ts';
+import { ensureSites } from './lib/provision.ts';
+import { summarize } from './lib/stats.ts';
+import { smallSet } from './load/dicom-data.ts';
+import { runStorescu } from './load/storescu.ts';
+
+/**
+ * C-STORE of the small set, one version of the service against another, in alternating rounds
+ * (a full bench run cannot resolve a change of a few percent on a shared machine). Both services
+ * run at once, each with CG_WORKERS workers, on one embedded PostgreSQL (the first one's); each
+ * round stores the whole set into a new site of each in turn, the order reversed every other
+ * round, and gives the throughput and the CPU per instance of the service's own processes and of
+ * every PostgreSQL process.
+ *
+ * `node bench/dicom-store-alternating.ts BEFORE_ROOT [ROUNDS] [ASSOCIATIONS] [WORKERS] [COUNT]`:
+ * BEFORE_ROOT is a checkout of the other version (`git archive COMMIT | tar -x -C DIR`, with
+ * node_modules linked); "after" is this checkout.
+ */
+const [beforeRoot, roundsArg, associationsArg, workersArg, countArg] = process.argv.slice(2);
+if (!beforeRoot) {
+  process.stderr.write('usage: node bench/dicom-store-alternating.ts BEFORE_ROOT [ROUNDS] [ASSOCIATIONS] [WORKERS] [COUNT]\n');
+  process.exit(2);
+}
+const rounds = Number(roundsArg ?? 6);
+const associations = Number(associationsArg ?? 4);
+const workers = Number(workersArg ?? 1);
+const root = resolve('.');
+const work = join(root, 'bench', 'scratch', 'dicom-store-alternating');
+mkdirSync(work, { recursive: true });
+const set = await smallSet(join(root, 'bench', 'scratch', 'sets'), Number(countArg ?? 500));
+const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+const before = await startGatewayProcess({ root: resolve(beforeRoot), dataDir: join(work, 'node-before'), logFile: join(work, 'before.log'), logLevel: 'info', launcher: 'serve', workers });
+// AB_CPU_PROF=DIR: a V8 CPU profile of "after" (bench/profile-summary.ts reads it).
+const cpuProfileDir = process.env.AB_CPU_PROF ? { cpuProfileDir: resolve(process.env.AB_CPU_PROF) } : {};
+const after = await startGatewayProcess({ root, dataDir: join(work, 'node-after'), databaseUrl: before.databaseUrl, logFile: join(work, 'after.log'), logLevel: 'info', launcher: 'serve', workers, ...cpuProfileDir });
+const stats = new pg.Client({ connectionString: before.databaseUrl });
+stats.on('error', () => {});
+await stats.connect();
+
+type SystemName = 'before' | 'after';
+const systems: Record<SystemName, GatewayProcess> = { before, after };
+
+interface Window {
+  perSecond: number;
+  failed: number;
+  serviceMs: number;
+  postgresMs: number;
+}
+
+let siteCounter = 0;
+async function load(name: SystemName): Promise<Window> {
+  const system = systems[name];
+  const aeTitle = `AB${process.pid % 10000}${String(++siteCounter).padStart(4, '0')}`;
+  const [site] = await ensureSites(before.databaseUrl, [], [{ name: `ab-dicom-${aeTitle}`, aeTitle }]);
+  const own = serviceProcesses(system.pid);
+  const ownBefore = treeTicks(own);
+  const postgresBefore = treeTicks(treeOf([before.postgresPid!]));
+  const result = await runStorescu({
+    host: benchHost, port: system.surfaces.get('dicom')!.port, calledAet: site!.aeTitle, callingAet: 'BENCHSCU',
+    files: set.files, associations, logDir: work, label: name, timeoutSeconds: 600,
+  });
+  const msPer = (ticks: number) => (ticks / ticksPerSecond / Math.max(1, result.succeeded)) * 1000;
+  const serviceMs = msPer(treeTicks(own) - ownBefore);
+  const postgresMs = msPer(treeTicks(treeOf([before.postgresPid!])) - postgresBefore);
+  const { rows } = await stats.query<{ n: number }>('SELECT count(*)::int AS n FROM imaging_instance WHERE site_id = $1', [site!.id]);
+  return { perSecond: result.succeeded / result.seconds, failed: result.failed + (set.files.length - rows[0]!.n), serviceMs, postgresMs };
+}
+
+const seen: Record<SystemName, Window[]> = { before: [], after: [] };
+try {
+  for (const name of Object.keys(systems) as SystemName[]) await load(name);
+  for (let round = 0; round < rounds; round++) {
+    const order: SystemName[] = round % 2 === 0 ? ['before', 'after'] : ['after', 'before'];
+    for (const name of order) seen[name].push(await load(name));
+    const line = (Object.keys(systems) as SystemName[]).map((name) => {
+      const w = seen[name][round]!;
+      return `${name} ${w.perSecond.toFixed(0)}/s service ${w.serviceMs.toFixed(3)} ms postgres ${w.postgresMs.toFixed(3)} ms${w.failed ? ` FAILED ${w.failed}` : ''}`;
+    });
+    process.stdout.write(`round ${round + 1}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}: ${line.join(' | ')}\n`);
+  }
+  const lower = (pick: (w: Window) => number) => seen.after.filter((w, i) => pick(w) < pick(seen.before[i]!)).length;
+  for (const name of Object.keys(systems) as SystemName[]) {
+    const median = (pick: (w: Window) => number) => summarize(seen[name].map(pick)).median;
+    process.stdout.write(`median ${name}: ${median((w) => w.perSecond).toFixed(0)}/s, service ${median((w) => w.serviceMs).toFixed(3)} ms, postgres ${median((w) => w.postgresMs).toFixed(3)} ms an instance\n`);
+  }
+  process.stdout.write(`after below before: service CPU in ${lower((w) => w.serviceMs)} of ${rounds} rounds, PostgreSQL CPU in ${lower((w) => w.postgresMs)}; throughput higher in ${rounds - lower((w) => w.perSecond)}\n`);
+} finally {
+  await stats.end().catch(() => {});
+  await after.stop();
+  await before.stop();
+}
+process.exit(0);
