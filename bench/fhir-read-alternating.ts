@@ -24,7 +24,9 @@ import { runHttpLoad } from './load/http-load.ts';
  * BEFORE_ROOT is a checkout of the other version (`git archive COMMIT | tar -x -C DIR`, with
  * node_modules linked); "after" is this checkout. WORKERS (default 1) is CG_WORKERS of both
  * services and baseline (a)'s cluster workers; the CPU of a service is that of its whole process
- * tree (supervisor and workers) less PostgreSQL.
+ * tree (supervisor and workers) less PostgreSQL. AFTER_LOG_LEVEL sets the "after" service's
+ * CG_LOG_LEVEL (default info, as "before"): at warn it writes no access line, which sizes that
+ * line's cost.
  */
 const [beforeRoot, roundsArg, secondsArg, connectionsArg, workersArg] = process.argv.slice(2);
 if (!beforeRoot) {
@@ -42,7 +44,7 @@ mkdirSync(work, { recursive: true });
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 const before = await startGatewayProcess({ root: resolve(beforeRoot), dataDir: join(root, 'bench', 'scratch', 'dataset-quick'), logFile: join(work, 'before.log'), logLevel: 'info', launcher: 'serve', workers });
-const after = await startGatewayProcess({ root, dataDir: join(work, 'node-after'), databaseUrl: before.databaseUrl, logFile: join(work, 'after.log'), logLevel: 'info', launcher: 'serve', workers });
+const after = await startGatewayProcess({ root, dataDir: join(work, 'node-after'), databaseUrl: before.databaseUrl, logFile: join(work, 'after.log'), logLevel: process.env.AFTER_LOG_LEVEL ?? 'info', launcher: 'serve', workers });
 const site = await provisionSite(root, before.env, await existingSites(before.databaseUrl), 'bench-main', 'BENCHMAIN');
 await refreshPorts();
 const baseline = await startChild({
