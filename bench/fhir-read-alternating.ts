@@ -20,33 +20,38 @@ import { runHttpLoad } from './load/http-load.ts';
  * own processes and of every PostgreSQL process, and the data access records per INSERT
  * (counted by the rows' transaction ids).
  *
- * `node bench/fhir-read-alternating.ts BEFORE_ROOT [ROUNDS] [SECONDS] [CONNECTIONS]`: BEFORE_ROOT
- * is a checkout of the other version (`git archive COMMIT | tar -x -C DIR`, with node_modules
- * linked); "after" is this checkout.
+ * `node bench/fhir-read-alternating.ts BEFORE_ROOT [ROUNDS] [SECONDS] [CONNECTIONS] [WORKERS]`:
+ * BEFORE_ROOT is a checkout of the other version (`git archive COMMIT | tar -x -C DIR`, with
+ * node_modules linked); "after" is this checkout. WORKERS (default 1) is CG_WORKERS of both
+ * services and baseline (a)'s cluster workers; the CPU of a service is that of its whole process
+ * tree (supervisor and workers) less PostgreSQL. AFTER_LOG_LEVEL sets the "after" service's
+ * CG_LOG_LEVEL (default info, as "before"): at warn it writes no access line, which sizes that
+ * line's cost.
  */
-const [beforeRoot, roundsArg, secondsArg, connectionsArg] = process.argv.slice(2);
+const [beforeRoot, roundsArg, secondsArg, connectionsArg, workersArg] = process.argv.slice(2);
 if (!beforeRoot) {
-  process.stderr.write('usage: node bench/fhir-read-alternating.ts BEFORE_ROOT [ROUNDS] [SECONDS] [CONNECTIONS]\n');
+  process.stderr.write('usage: node bench/fhir-read-alternating.ts BEFORE_ROOT [ROUNDS] [SECONDS] [CONNECTIONS] [WORKERS]\n');
   process.exit(2);
 }
 const rounds = Number(roundsArg ?? 6);
 const seconds = Number(secondsArg ?? 5);
 const connections = Number(connectionsArg ?? 64);
+const workers = Number(workersArg ?? 1);
 const quickPatients = 2_000;
 const root = resolve('.');
 const work = join(root, 'bench', 'scratch', 'fhir-read-alternating');
 mkdirSync(work, { recursive: true });
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-const before = await startGatewayProcess({ root: resolve(beforeRoot), dataDir: join(root, 'bench', 'scratch', 'dataset-quick'), logFile: join(work, 'before.log'), logLevel: 'info', launcher: 'serve', workers: 1 });
-const after = await startGatewayProcess({ root, dataDir: join(work, 'node-after'), databaseUrl: before.databaseUrl, logFile: join(work, 'after.log'), logLevel: 'info', launcher: 'serve', workers: 1 });
+const before = await startGatewayProcess({ root: resolve(beforeRoot), dataDir: join(root, 'bench', 'scratch', 'dataset-quick'), logFile: join(work, 'before.log'), logLevel: 'info', launcher: 'serve', workers });
+const after = await startGatewayProcess({ root, dataDir: join(work, 'node-after'), databaseUrl: before.databaseUrl, logFile: join(work, 'after.log'), logLevel: process.env.AFTER_LOG_LEVEL ?? 'info', launcher: 'serve', workers });
 const site = await provisionSite(root, before.env, await existingSites(before.databaseUrl), 'bench-main', 'BENCHMAIN');
 await refreshPorts();
 const baseline = await startChild({
   command: process.execPath,
   args: ['bench/baselines/http-baseline.ts'],
   cwd: root,
-  env: { ...process.env, BENCH_DATABASE_URL: before.databaseUrl, BENCH_SITE_ID: site.id, BENCH_BASELINE_PORT: String(baselinePorts.http), BENCH_BASELINE_WORKERS: '1' },
+  env: { ...process.env, BENCH_DATABASE_URL: before.databaseUrl, BENCH_SITE_ID: site.id, BENCH_BASELINE_PORT: String(baselinePorts.http), BENCH_BASELINE_WORKERS: String(workers) },
   logFile: join(work, 'baseline.log'),
   ready: httpAnswers(`http://${benchHost}:${baselinePorts.http}/`),
 });
