@@ -6,7 +6,7 @@ import { syntheticId } from './dataset/synthetic.ts';
 import { httpAnswers, startChild } from './lib/child.ts';
 import { startGatewayProcess } from './lib/gateway-process.ts';
 import { baselinePorts, benchHost, refreshPorts } from './lib/ports.ts';
-import { treeOf, treeTicks } from './lib/process-tree.ts';
+import { serviceProcesses, treeOf, treeTicks } from './lib/process-tree.ts';
 import { existingSites, provisionSite } from './lib/provision.ts';
 import { summarize } from './lib/stats.ts';
 import { runHttpLoad } from './load/http-load.ts';
@@ -61,18 +61,6 @@ const systems: Record<SystemName, { port: number; pid: number }> = {
   baseline: { port: baselinePorts.http, pid: baseline.pid },
 };
 
-function commandOf(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-  } catch {
-    return '';
-  }
-}
-
-/** The service's own processes: the embedded PostgreSQL is a child of the first service. */
-const nodeProcesses = (pid: number) => treeOf([pid]).filter((member) => !commandOf(member).startsWith('postgres'));
-
 async function recordsPerInsert(from: Date, to: Date): Promise<number> {
   // The last records of the window are written within the recorder's gathering time.
   await new Promise((resolve) => setTimeout(resolve, 400));
@@ -93,7 +81,7 @@ interface Window {
 
 async function load(name: SystemName, durationSeconds: number): Promise<Window> {
   const system = systems[name];
-  const own = nodeProcesses(system.pid);
+  const own = serviceProcesses(system.pid);
   const from = new Date();
   const ownBefore = treeTicks(own);
   const postgresBefore = treeTicks(treeOf([before.postgresPid!]));
