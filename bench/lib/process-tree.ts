@@ -46,6 +46,11 @@ export function treeOf(roots: number[], exclude: ReadonlySet<number> = new Set()
   return found;
 }
 
+/** A service's own processes: its tree without PostgreSQL's (an embedded one is the service's child). */
+export function serviceProcesses(pid: number): number[] {
+  return treeOf([pid]).filter((member) => !readStat(member)?.comm.startsWith('postgres'));
+}
+
 export function treeTicks(pids: number[]): number {
   return pids.reduce((sum, pid) => sum + (readStat(pid)?.ticks ?? 0), 0);
 }
