@@ -71,8 +71,3 @@ export async function postmasterPid(databaseUrl: string): Promise<number | undef
     await client.end();
   }
 }
-
-/** The service's own processes under `pid`: an embedded PostgreSQL is a child of the service, measured apart. */
-export function serviceProcesses(pid: number): number[] {
-  return treeOf([pid]).filter((member) => !readStat(member)?.comm.startsWith('postgres'));
-}
