@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import type { Patient } from '@medplum/fhirtypes';
 import { activePatientByBusinessIdentifier } from '../../src/domain/records/read.ts';
 import { resourceStore } from '../../src/domain/records/resource-store.ts';
+import { searchSql } from '../../src/domain/records/search.ts';
 import { Database } from '../../src/storage/database.ts';
 import { startPlannerStatistics, type PlannerStatistics } from '../../src/storage/planner-statistics.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
@@ -45,10 +46,15 @@ async function insertRows(table: string, count: number): Promise<void> {
   await changesVisible(table, count);
 }
 
-test('a table with fewer changes than the minimum is left to autovacuum', async () => {
+test('a table with fewer changes than the minimum is left to autovacuum; a never-analysed one from 50', async () => {
   await db.database.query('CREATE TABLE small_growth (site int NOT NULL, code text NOT NULL) WITH (autovacuum_enabled = false)');
+  await insertRows('small_growth', 40);
+  assert.deepEqual(await statistics.refresh(), [], 'a never-analysed table with 40 changes');
+  await insertRows('small_growth', 20);
+  await changesVisible('small_growth', 60);
+  assert.deepEqual(await statistics.refresh(), ['small_growth'], 'a never-analysed table with 60 changes');
   await insertRows('small_growth', 100);
-  assert.deepEqual(await statistics.refresh(), []);
+  assert.deepEqual(await statistics.refresh(), [], 'an analysed table with 100 changes, below the minimum of 500');
 });
 
 test('a table grows past its statistics: analysed once, then again only when it doubles', async () => {
@@ -159,4 +165,52 @@ test('a site new to a large analysed table is analysed in once it reaches the bo
   await insertPatients(fresh.siteId, 'M', 600);
   await changesVisible('clinical_resource', 600);
   assert.ok(!(await statistics.refresh()).includes('clinical_resource'));
+});
+
+/** The index names of a plan, from EXPLAIN (FORMAT JSON) of `text`. */
+async function indexesOfPlan(on: Database, text: string, values: unknown[]): Promise<string[]> {
+  const { rows } = await on.query<{ 'QUERY PLAN': unknown[] }>(`EXPLAIN (FORMAT JSON) ${text}`, values);
+  return [...JSON.stringify(rows[0]!['QUERY PLAN']).matchAll(/"Index Name":"([^"]+)"/g)].map((match) => match[1]!);
+}
+
+test('a fresh database is analysed after its first few hundred patients, and both identifier lookups use their keys', async () => {
+  // A database of its own: the other tests have analysed theirs already.
+  const fresh = await createTestDatabase();
+  // The service's thresholds, not the lowered ones of the tests above.
+  const keeper = startPlannerStatistics(fresh.database, { intervalMs: 3_600_000 });
+  try {
+    await fresh.database.query('ALTER TABLE clinical_resource SET (autovacuum_enabled = false)');
+    await fresh.database.query('ALTER TABLE clinical_resource_token SET (autovacuum_enabled = false)');
+    const site = await createTestSite(fresh.database);
+    await fresh.database.transaction(async (tx) => {
+      const store = resourceStore(tx, site);
+      for (let n = 0; n < 300; n++) {
+        await store.create<Patient>({ resourceType: 'Patient', identifier: [{ system: 'urn:mrn', value: `MRN${n}` }], name: [{ family: `Family${n % 7}` }], birthDate: '1970-01-01' });
+      }
+      await tx.query('SELECT pg_stat_force_next_flush()');
+    });
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const { rows } = await fresh.database.query<{ n: string }>("SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE relname = 'clinical_resource'");
+      if (Number(rows[0]?.n ?? 0) >= 300) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const analysed = await keeper.refresh();
+    assert.ok(analysed.includes('clinical_resource'), `analysed: ${analysed.join(', ')}`);
+    assert.ok(analysed.includes('clinical_resource_token'), `analysed: ${analysed.join(', ')}`);
+
+    // Until then every partial index looked empty: the lookup went through the birth-date index
+    // and filtered every patient of the site.
+    assert.deepEqual(await indexesOfPlan(fresh.database, activePatientByBusinessIdentifier, [site.siteId, 'MRN42']), [
+      'clinical_resource_patient_business_identifier_key',
+    ]);
+    const search = searchSql(site, { type: 'Patient', conditions: [{ kind: 'token', param: 'identifier', values: [{ system: 'urn:mrn', code: 'MRN42' }] }], sort: [], count: 20, total: 'bounded' });
+    for (const statement of [search.page, search.count]) {
+      const indexes = await indexesOfPlan(fresh.database, statement.text, statement.values);
+      assert.ok(indexes.includes('clinical_resource_token_pkey'), `identifier search driven from the token key: ${indexes.join(', ')}`);
+      assert.ok(!indexes.includes('clinical_resource_birth_date_idx'), `no birth-date scan: ${indexes.join(', ')}`);
+    }
+  } finally {
+    await keeper.stop();
+    await fresh.drop();
+  }
 });
