@@ -26,9 +26,11 @@ export const serviceNodeOptions: readonly string[] = ['--max-semi-space-size=8',
  * the first large free, so later frame-sized buffers stay in those arenas once freed. Two arenas,
  * and a trim threshold (which also fixes the mmap threshold at 128 KB) of 4 MB: with one render
  * thread rendering thumbnails, the process peaked at 156-159 MB instead of 171-200, and kept
- * 128-129 MB instead of 141-153 once the thread had ended, for the same CPU a thumbnail. A trim
- * threshold of 128 KB saved a little more but cost CPU (FHIR creates about 1.4 ms a request
- * instead of 0.9 with two workers): memory returned and taken back at every burst.
+ * 128-129 MB instead of 141-153 once the thread had ended, for the same CPU a CT thumbnail; in
+ * the service a multi-frame one took 10-16% more (the fixed mmap threshold maps and faults in each
+ * frame-sized buffer afresh), which the render threads' young generation (render-pool.ts) about
+ * makes up. A trim threshold of 128 KB saved a little more but cost CPU (FHIR creates about
+ * 1.4 ms a request instead of 0.9 with two workers): memory returned and taken back at every burst.
  * docs/performance.md, "Peak resident memory", has the service's figures.
  */
 export const serviceMallocEnvironment: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '4194304' };

@@ -51,7 +51,9 @@ const workerUrl = new URL('./render-worker.ts', import.meta.url);
  * short-lived. A 4 MB young generation instead of V8's default: one thread rendering the bench's
  * CT frames, 4 at a time, peaked at 139-140 MB of its process instead of 153-156, for 8.5-8.7 ms
  * of CPU a thumbnail instead of 9.3-9.4 (with the service's malloc settings,
- * src/cli/service-runtime.ts; without them, the arenas' growth hid the difference).
+ * src/cli/service-runtime.ts; without them, the arenas' growth hid the difference). In the
+ * service with two workers the peak did not move, and a multi-frame thumbnail took 30 ms of CPU
+ * instead of 34 (docs/performance.md).
  */
 const renderThreadLimits = { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 4 };
 
