@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=50
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=4194304 node --max-semi-space-size=8 --heap-growing-percent=50
 // The CLI is TypeScript run through Node's type stripping, which needs Node 24;
 // npx and npm scripts put the pinned Node 24 (devDependency "node") first on PATH.
 import module from 'node:module';

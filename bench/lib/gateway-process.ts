@@ -5,7 +5,7 @@ import { openEmbeddedPostgres } from '../../src/storage/embedded-postgres.ts';
 import { progress } from './log.ts';
 import { postmasterPid } from './process-tree.ts';
 import { benchHost, gatewayPorts, refreshPorts } from './ports.ts';
-import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
+import { serviceMallocEnvironment, serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 
 /**
  * The service under test, run exactly as an operator runs it (`node bin/clinical-gateway.js
@@ -46,6 +46,8 @@ export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' |
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('CG_')) env[name] = value;
   Object.assign(env, {
+    // As the launcher and `npm start` set them.
+    ...serviceMallocEnvironment,
     CG_DATA_DIR: start.dataDir,
     CG_BIND: benchHost,
     CG_FHIR_PORT: String(gatewayPorts.fhir),

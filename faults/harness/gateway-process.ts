@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { freeLoopbackPort } from './ports.ts';
 import { processGroup, readResident } from './process-stats.ts';
 import { withDeadline } from './timing.ts';
-import { serviceNodeOptions } from '../../src/cli/service-runtime.ts';
+import { serviceMallocEnvironment, serviceNodeOptions } from '../../src/cli/service-runtime.ts';
 
 export type SurfaceName = 'fhir' | 'hl7' | 'mpps' | 'connectivity' | 'admin' | 'dicomweb' | 'mllp' | 'dicom';
 export const surfaceNames: SurfaceName[] = ['fhir', 'hl7', 'mpps', 'connectivity', 'admin', 'dicomweb', 'mllp', 'dicom'];
@@ -70,6 +70,7 @@ export class GatewayProcess {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      ...serviceMallocEnvironment,
       CG_DATA_DIR: this.dataDir,
       CG_DATABASE_URL: this.databaseUrl,
       CG_BIND: this.bind,

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { missingMallocSettings } from '../cli/service-runtime.ts';
 import type { GatewayConfig } from '../config/env.ts';
 import type { ListeningSurface } from './listening-surface.ts';
 import { prepareNode, recoverTemporaryFiles, withNodeIdentity, type PreparedNode } from './node-preparation.ts';
@@ -92,7 +93,8 @@ export async function startSupervisor(configured: GatewayConfig, logger: Logger)
     opened = await openDatabase(config, logger, { maxConnections: supervisorConnections });
     node = await prepareNode(opened.database, config, logger, opened.kind);
     await recoverTemporaryFiles({ database: opened.database, config, logger });
-    const env = { CG_DATABASE_URL: opened.connectionString, CG_NODE_ID: config.nodeId! };
+    // A supervisor started without the launcher's malloc settings still gives them to its workers.
+    const env = { ...missingMallocSettings(process.env), CG_DATABASE_URL: opened.connectionString, CG_NODE_ID: config.nodeId! };
 
     cluster.setupPrimary({ execArgv: [...process.execArgv, ...workerNodeOptions] });
     const fork = (number: number): Promise<ListeningSurface[]> => {

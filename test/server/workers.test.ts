@@ -13,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { everySurfaceOnAFreePort, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { writeSyntheticInstance } from '../dicom/support/synthetic-instance.ts';
 import { workerTemporaryFolder } from '../../src/storage/dicom/temporary-folders.ts';
+import { serviceMallocEnvironment } from '../../src/cli/service-runtime.ts';
 
 // CG_WORKERS=2: a supervisor and two worker processes serve every surface on the same ports.
 const exec = promisify(execFile);
@@ -153,6 +154,27 @@ test('two workers serve every surface on the same ports, and both take connectio
     return dicomWorkers.size === 2 && mllpWorkers.size === 2;
   }, 'DICOM associations and MLLP connections on both workers');
 });
+
+test('workers run with the malloc settings the supervisor was started without', async () => {
+  // The harness starts `serve` with plain node, not the launcher: the supervisor's own environment lacks them.
+  const supervisor = service.child.pid!;
+  assert.equal(environmentOf(supervisor).MALLOC_ARENA_MAX, undefined);
+  const workers = readFileSync(`/proc/${supervisor}/task/${supervisor}/children`, 'utf8').trim().split(/\s+/).map(Number)
+    .filter((pid) => environmentOf(pid).CG_WORKER_NUMBER !== undefined);
+  assert.equal(workers.length, 2);
+  for (const pid of workers) {
+    const environment = environmentOf(pid);
+    for (const [name, value] of Object.entries(serviceMallocEnvironment)) assert.equal(environment[name], value, `worker pid ${pid}: ${name}`);
+  }
+});
+
+function environmentOf(pid: number): Record<string, string> {
+  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((entry) => {
+    const at = entry.indexOf('=');
+    return [entry.slice(0, at), entry.slice(at + 1)] as const;
+  });
+  return Object.fromEntries(entries);
+}
 
 /** An empty temporary transfer file in a worker's own folder, named as the DICOM listener names them. */
 function temporaryTransfer(worker: number): string {

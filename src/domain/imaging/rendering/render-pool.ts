@@ -46,6 +46,17 @@ interface Slot {
 
 const workerUrl = new URL('./render-worker.ts', import.meta.url);
 
+/**
+ * A frame's pixels are ArrayBuffers outside the heap; what the heap holds of a render is
+ * short-lived. A 4 MB young generation instead of V8's default: one thread rendering the bench's
+ * CT frames, 4 at a time, peaked at 139-140 MB of its process instead of 153-156, for 8.5-8.7 ms
+ * of CPU a thumbnail instead of 9.3-9.4 (with the service's malloc settings,
+ * src/cli/service-runtime.ts; without them, the arenas' growth hid the difference). In the
+ * service with two workers the peak did not move, and a multi-frame thumbnail took 30 ms of CPU
+ * instead of 34 (docs/performance.md).
+ */
+const renderThreadLimits = { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 4 };
+
 export class RenderPool {
   readonly #options: RenderPoolOptions;
   readonly #slots: Slot[] = [];
@@ -97,7 +108,7 @@ export class RenderPool {
   #startWorker(): Slot | undefined {
     if (this.#slots.length >= this.#options.threads) return undefined;
     // No inherited process flags: some (--input-type, --eval) are refused by a worker started from a file.
-    const worker = new Worker(workerUrl, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 512 } });
+    const worker = new Worker(workerUrl, { execArgv: [], resourceLimits: renderThreadLimits });
     let markReady: () => void = () => undefined;
     const slot: Slot = { worker, ready: new Promise<void>((resolve) => (markReady = resolve)) };
     worker.on('message', (message: RenderReply | { ready: true }) => {
