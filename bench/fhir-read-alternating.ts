@@ -1,14 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { syntheticId } from './dataset/synthetic.ts';
+import { alternatingArguments, runAlternating, serviceProcesses, ticksPerSecond, type AlternatingWindow, type SystemName } from './lib/alternating.ts';
 import { httpAnswers, startChild } from './lib/child.ts';
 import { startGatewayProcess } from './lib/gateway-process.ts';
 import { baselinePorts, benchHost, refreshPorts } from './lib/ports.ts';
 import { treeOf, treeTicks } from './lib/process-tree.ts';
 import { existingSites, provisionSite } from './lib/provision.ts';
-import { summarize } from './lib/stats.ts';
 import { runHttpLoad } from './load/http-load.ts';
 
 /**
@@ -24,19 +23,11 @@ import { runHttpLoad } from './load/http-load.ts';
  * is a checkout of the other version (`git archive COMMIT | tar -x -C DIR`, with node_modules
  * linked); "after" is this checkout.
  */
-const [beforeRoot, roundsArg, secondsArg, connectionsArg] = process.argv.slice(2);
-if (!beforeRoot) {
-  process.stderr.write('usage: node bench/fhir-read-alternating.ts BEFORE_ROOT [ROUNDS] [SECONDS] [CONNECTIONS]\n');
-  process.exit(2);
-}
-const rounds = Number(roundsArg ?? 6);
-const seconds = Number(secondsArg ?? 5);
-const connections = Number(connectionsArg ?? 64);
+const { beforeRoot, rounds, seconds, connections } = alternatingArguments('bench/fhir-read-alternating.ts', 64);
 const quickPatients = 2_000;
 const root = resolve('.');
 const work = join(root, 'bench', 'scratch', 'fhir-read-alternating');
 mkdirSync(work, { recursive: true });
-const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 const before = await startGatewayProcess({ root: resolve(beforeRoot), dataDir: join(root, 'bench', 'scratch', 'dataset-quick'), logFile: join(work, 'before.log'), logLevel: 'info', launcher: 'serve', workers: 1 });
 const after = await startGatewayProcess({ root, dataDir: join(work, 'node-after'), databaseUrl: before.databaseUrl, logFile: join(work, 'after.log'), logLevel: 'info', launcher: 'serve', workers: 1 });
@@ -54,24 +45,11 @@ const stats = new pg.Client({ connectionString: before.databaseUrl });
 stats.on('error', () => {});
 await stats.connect();
 
-type SystemName = 'before' | 'after' | 'baseline';
 const systems: Record<SystemName, { port: number; pid: number }> = {
   before: { port: before.surfaces.get('fhir')!.port, pid: before.pid },
   after: { port: after.surfaces.get('fhir')!.port, pid: after.pid },
   baseline: { port: baselinePorts.http, pid: baseline.pid },
 };
-
-function commandOf(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-  } catch {
-    return '';
-  }
-}
-
-/** The service's own processes: the embedded PostgreSQL is a child of the first service. */
-const nodeProcesses = (pid: number) => treeOf([pid]).filter((member) => !commandOf(member).startsWith('postgres'));
 
 async function recordsPerInsert(from: Date, to: Date): Promise<number> {
   // The last records of the window are written within the recorder's gathering time.
@@ -83,17 +61,14 @@ async function recordsPerInsert(from: Date, to: Date): Promise<number> {
   return rows[0]!.inserts > 0 ? rows[0]!.records / rows[0]!.inserts : 0;
 }
 
-interface Window {
-  readsPerSecond: number;
+interface Window extends AlternatingWindow {
   failed: number;
-  serviceMs: number;
-  postgresMs: number;
   recordsPerInsert: number;
 }
 
 async function load(name: SystemName, durationSeconds: number): Promise<Window> {
   const system = systems[name];
-  const own = nodeProcesses(system.pid);
+  const own = serviceProcesses(system.pid);
   const from = new Date();
   const ownBefore = treeTicks(own);
   const postgresBefore = treeTicks(treeOf([before.postgresPid!]));
@@ -108,31 +83,18 @@ async function load(name: SystemName, durationSeconds: number): Promise<Window> 
   const msPerRead = (ticks: number) => (ticks / ticksPerSecond / Math.max(1, result.ok)) * 1000;
   const serviceMs = msPerRead(treeTicks(own) - ownBefore);
   const postgresMs = msPerRead(treeTicks(treeOf([before.postgresPid!])) - postgresBefore);
-  return { readsPerSecond: result.requestsPerSecond, failed: result.failed, serviceMs, postgresMs, recordsPerInsert: name === 'baseline' ? 0 : await recordsPerInsert(from, new Date()) };
+  return { perSecond: result.requestsPerSecond, failed: result.failed, serviceMs, postgresMs, recordsPerInsert: name === 'baseline' ? 0 : await recordsPerInsert(from, new Date()) };
 }
 
-const seen: Record<SystemName, Window[]> = { before: [], after: [], baseline: [] };
 try {
-  for (const name of Object.keys(systems) as SystemName[]) await load(name, 2);
-  for (let round = 0; round < rounds; round++) {
-    const order: SystemName[] = round % 2 === 0 ? ['before', 'after', 'baseline'] : ['after', 'before', 'baseline'];
-    for (const name of order) {
-      await load(name, 1);
-      seen[name].push(await load(name, seconds));
-    }
-    const line = (Object.keys(systems) as SystemName[]).map((name) => {
-      const w = seen[name][round]!;
-      const ratio = w.readsPerSecond / seen.baseline[round]!.readsPerSecond;
-      return `${name} ${w.readsPerSecond.toFixed(0)}/s ${ratio.toFixed(2)}x service ${w.serviceMs.toFixed(3)} ms postgres ${w.postgresMs.toFixed(3)} ms${w.recordsPerInsert ? ` ${w.recordsPerInsert.toFixed(0)} records/INSERT` : ''}${w.failed ? ` FAILED ${w.failed}` : ''}`;
-    });
-    process.stdout.write(`round ${round + 1}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}: ${line.join(' | ')}\n`);
-  }
-  const lower = (pick: (w: Window) => number) => seen.after.filter((w, i) => pick(w) < pick(seen.before[i]!)).length;
-  for (const name of Object.keys(systems) as SystemName[]) {
-    const median = (pick: (w: Window) => number) => summarize(seen[name].map(pick)).median;
-    process.stdout.write(`median ${name}: ${median((w) => w.readsPerSecond).toFixed(0)}/s, service ${median((w) => w.serviceMs).toFixed(3)} ms, postgres ${median((w) => w.postgresMs).toFixed(3)} ms a read\n`);
-  }
-  process.stdout.write(`after below before: service CPU in ${lower((w) => w.serviceMs)} of ${rounds} rounds, PostgreSQL CPU in ${lower((w) => w.postgresMs)}\n`);
+  await runAlternating({
+    rounds,
+    seconds,
+    warmSeconds: 1,
+    load,
+    unit: 'read',
+    extra: (w) => `${w.recordsPerInsert ? ` ${w.recordsPerInsert.toFixed(0)} records/INSERT` : ''}${w.failed ? ` FAILED ${w.failed}` : ''}`,
+  });
 } finally {
   await stats.end().catch(() => {});
   await baseline.stop();
