@@ -64,16 +64,16 @@ async function runCalls(db: Database, items: readonly NewPatientCallValues[]): P
   return outcomes;
 }
 
-/** One array per parameter, one element per message; the token rows flat, with their message's number. */
+/** One array per parameter, one element per message; the token rows flat, with where each message's end. */
 function batchValues(items: readonly NewPatientCallValues[]): unknown[] {
   const columns: unknown[][] = Array.from({ length: parameters }, () => []);
-  const tokenItems: number[] = [];
-  items.forEach((values, item) => {
+  const tokenEnds: number[] = [];
+  for (const values of items) {
     for (let i = 0; i < parameters; i++) {
       if (tokenParameters.includes(i)) columns[i]!.push(...(values[i] as unknown[]));
       else columns[i]!.push(values[i]);
     }
-    for (let t = 0; t < (values[tokenParameters[0]!] as unknown[]).length; t++) tokenItems.push(item + 1);
-  });
-  return [...columns.slice(0, 12), tokenItems, ...columns.slice(12)];
+    tokenEnds.push(columns[tokenParameters[0]!]!.length);
+  }
+  return [...columns.slice(0, 12), tokenEnds, ...columns.slice(12)];
 }

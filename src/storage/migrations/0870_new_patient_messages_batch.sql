@@ -5,7 +5,7 @@
 -- (migration 0850) stores it alone, by calling it: the same outcomes, one per message, in order.
 --
 -- The parameters are that function's, one array element per message; the token rows of all the
--- messages are in three flat arrays, p_token_items giving the message (1-based) of each.
+-- messages are in three flat arrays, message i's from p_token_ends[i - 1] + 1 to p_token_ends[i].
 --
 -- The identifiers' locks are taken first, in the order of their keys: two calls (or a call and
 -- the ordinary find-or-create) that name the same identifiers then wait for each other instead of
@@ -24,7 +24,7 @@ CREATE FUNCTION record_new_patient_messages(
   p_name_search text[],
   p_birth_date_start date[],
   p_birth_date_end date[],
-  p_token_items integer[],
+  p_token_ends integer[],
   p_token_params text[],
   p_token_codes text[],
   p_token_systems text[],
@@ -53,6 +53,7 @@ CREATE FUNCTION record_new_patient_messages(
 ) RETURNS text[] LANGUAGE plpgsql AS $$
 DECLARE
   v_key bigint;
+  v_from integer := 1;
   v_outcomes text[] := '{}';
 BEGIN
   FOR v_key IN SELECT DISTINCT hashtextextended(k, 0) FROM unnest(p_lock_key) AS k ORDER BY 1 LOOP
@@ -62,13 +63,13 @@ BEGIN
     v_outcomes := v_outcomes || record_new_patient_message(
       p_site[i], p_resource_type[i], p_id[i], p_version_id[i], p_last_updated[i], p_content[i], p_patient_id[i],
       p_business_identifier[i], p_active[i], p_name_search[i], p_birth_date_start[i], p_birth_date_end[i],
-      ARRAY(SELECT t.param FROM unnest(p_token_items, p_token_params) AS t(item, param) WHERE t.item = i),
-      ARRAY(SELECT t.code FROM unnest(p_token_items, p_token_codes) AS t(item, code) WHERE t.item = i),
-      ARRAY(SELECT t.system FROM unnest(p_token_items, p_token_systems) AS t(item, system) WHERE t.item = i),
+      coalesce(p_token_params[v_from:p_token_ends[i]], '{}'), coalesce(p_token_codes[v_from:p_token_ends[i]], '{}'),
+      coalesce(p_token_systems[v_from:p_token_ends[i]], '{}'),
       p_lock_key[i], p_visit_number[i], p_visit_context[i], p_visit_admit_time[i],
       p_message_id[i], p_protocol[i], p_transport[i], p_sending_application[i], p_sending_facility[i], p_control_id[i],
       p_message_type[i], p_outcome[i], p_ack_code[i], p_problems[i], p_ack_text[i], p_raw[i], p_remote_address[i],
       p_received_at[i], p_patient_identifier[i], p_reprocess_of[i], p_client_id[i], p_api_key_id[i]);
+    v_from := p_token_ends[i] + 1;
   END LOOP;
   RETURN v_outcomes;
 END

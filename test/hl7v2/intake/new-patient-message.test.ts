@@ -214,6 +214,11 @@ test('admissions arriving together share one commit, and each gets the answer it
   assert.equal(answers[3]!.ack, answers[2]!.ack, 'with the first answer');
   assert.equal((await writers(site, ['T-1', 'T-2', 'T-3'])).length, 1, 'one transaction stored the three new patients');
   assert.deepEqual(await versions(site, 'T2'), [1]);
+  for (const mrn of ['T1', 'T2', 'T3']) {
+    const [row] = await patientRows(site, mrn);
+    const expected = ['gender|http://hl7.org/fhir/administrative-gender|female', `identifier||${mrn}`];
+    assert.deepEqual(row!.tokens, expected, `each patient's token rows are its own (${mrn})`);
+  }
   assert.deepEqual(await versions(site, 'T3'), [1], 'the copy stored nothing');
   assert.deepEqual(await versions(site, 'T1'), [2], 'the second admission of T1 found the patient the first created, and updated it');
   assert.equal((await resourceStore(db.database, site).findPatientByBusinessIdentifier('T1'))!.name![0]!.family, 'Again');
