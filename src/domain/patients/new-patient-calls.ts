@@ -17,6 +17,8 @@ export type NewPatientCallValues = unknown[];
 
 const parameters = 37;
 const tokenParameters = [12, 13, 14];
+/** The message's bytes (p_raw). */
+const rawParameter = 30;
 const single = `SELECT record_new_patient_message(${placeholders(parameters)}) AS outcome`;
 const batched = `SELECT record_new_patient_messages(${placeholders(parameters + 1)}) AS outcomes`;
 
@@ -29,7 +31,9 @@ function placeholders(count: number): string {
 // then go about four to a call. In alternating runs the 20 ms wait gave PostgreSQL 0.53 ms of CPU
 // a message against 0.67 with none (2.7 a call); four calls at most against two, level
 // (docs/performance.md).
-const options = { maxInFlight: 4, spreadAfterMs: 20, maxBatch: 32 };
+// A call's messages are bounded by their bytes too: a call's parameters are built as text (arrays
+// of hex and JSON), about twice the messages' size, and a sender may send messages of up to 1 MB.
+const options = { maxInFlight: 4, spreadAfterMs: 20, maxBatch: 32, maxWeight: 1024 * 1024, weigh: (values: NewPatientCallValues) => (values[rawParameter] as Buffer).length };
 const queues = new WeakMap<Database, BatchQueue<NewPatientCallValues, NewPatientCallOutcome>>();
 
 /** Must be given the Database, not a transaction: the call commits on its own. */

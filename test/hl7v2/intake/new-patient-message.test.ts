@@ -225,6 +225,14 @@ test('admissions arriving together share one commit, and each gets the answer it
   assert.equal((await listMessages(db.database, site)).messages.length, 4);
 });
 
+test('large admissions arriving together are not sent in one call past 1 MB', async () => {
+  const site = await createTestSite(db.database);
+  const large = (mrn: string, controlId: string) => message([`PID|1||${mrn}^^^H^MR||Large^Ann||19800214|F`, 'PV1|1|I', `ZBG|${'x'.repeat(600_000)}`], { controlId });
+  const answers = await Promise.all([send(site, large('L1', 'L-1')), send(site, large('L2', 'L-2'))]);
+  assert.deepEqual(answers.map((a) => a.ackCode), ['AA', 'AA']);
+  assert.equal((await writers(site, ['L-1', 'L-2'])).length, 2, 'each in a call and a commit of its own');
+});
+
 test('admissions arriving together are answered only after their commit', async () => {
   const site = await createTestSite(db.database);
   await holder.query('SELECT pg_advisory_lock($1)', [holdLock]);
