@@ -26,14 +26,14 @@ function placeholders(count: number): string {
   return Array.from({ length: count }, (_, i) => `$${i + 1}`).join(', ');
 }
 
-// One call at a time, another beside it each time the newest has run 20 ms, up to four (a commit
-// held up must not hold up every new patient behind it for long): the messages of 8 connections
-// then go about four to a call. In alternating runs the 20 ms wait gave PostgreSQL 0.53 ms of CPU
-// a message against 0.67 with none (2.7 a call); four calls at most against two, level
-// (docs/performance.md).
+// One call at a time, another beside it each time the newest has run 5 ms, up to four (a commit
+// held up must not hold up every new patient behind it): the messages of 8 connections then go
+// about four to a call. In alternating runs, no wait made 2.7 a call and cost PostgreSQL 0.67 ms
+// of CPU a message against 0.53 with a 20 ms wait; 5 ms against 20, 3.7 a call against 4,
+// PostgreSQL 0.43 against 0.41 ms and 1.11x the messages a second (docs/performance.md).
 // A call's messages are bounded by their bytes too: a call's parameters are built as text (arrays
 // of hex and JSON), about twice the messages' size, and a sender may send messages of up to 1 MB.
-const options = { maxInFlight: 4, spreadAfterMs: 20, maxBatch: 32, maxWeight: 1024 * 1024, weigh: (values: NewPatientCallValues) => (values[rawParameter] as Buffer).length };
+const options = { maxInFlight: 4, spreadAfterMs: 5, maxBatch: 32, maxWeight: 1024 * 1024, weigh: (values: NewPatientCallValues) => (values[rawParameter] as Buffer).length };
 const queues = new WeakMap<Database, BatchQueue<NewPatientCallValues, NewPatientCallOutcome>>();
 
 /** Must be given the Database, not a transaction: the call commits on its own. */
