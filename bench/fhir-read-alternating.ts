@@ -1,14 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { syntheticId } from './dataset/synthetic.ts';
+import { alternatingArguments, runAlternating, ticksPerSecond, type AlternatingWindow, type SystemName } from './lib/alternating.ts';
 import { httpAnswers, startChild } from './lib/child.ts';
 import { startGatewayProcess } from './lib/gateway-process.ts';
 import { baselinePorts, benchHost, refreshPorts } from './lib/ports.ts';
 import { serviceProcesses, treeOf, treeTicks } from './lib/process-tree.ts';
 import { existingSites, provisionSite } from './lib/provision.ts';
-import { summarize } from './lib/stats.ts';
 import { runHttpLoad } from './load/http-load.ts';
 
 /**
@@ -28,20 +27,12 @@ import { runHttpLoad } from './load/http-load.ts';
  * CG_LOG_LEVEL (default info, as "before"): at warn it writes no access line, which sizes that
  * line's cost.
  */
-const [beforeRoot, roundsArg, secondsArg, connectionsArg, workersArg] = process.argv.slice(2);
-if (!beforeRoot) {
-  process.stderr.write('usage: node bench/fhir-read-alternating.ts BEFORE_ROOT [ROUNDS] [SECONDS] [CONNECTIONS] [WORKERS]\n');
-  process.exit(2);
-}
-const rounds = Number(roundsArg ?? 6);
-const seconds = Number(secondsArg ?? 5);
-const connections = Number(connectionsArg ?? 64);
-const workers = Number(workersArg ?? 1);
+const { beforeRoot, rounds, seconds, connections, more } = alternatingArguments('bench/fhir-read-alternating.ts', 64, '[WORKERS]');
+const workers = Number(more[0] ?? 1);
 const quickPatients = 2_000;
 const root = resolve('.');
 const work = join(root, 'bench', 'scratch', 'fhir-read-alternating');
 mkdirSync(work, { recursive: true });
-const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 const before = await startGatewayProcess({ root: resolve(beforeRoot), dataDir: join(root, 'bench', 'scratch', 'dataset-quick'), logFile: join(work, 'before.log'), logLevel: 'info', launcher: 'serve', workers });
 const after = await startGatewayProcess({ root, dataDir: join(work, 'node-after'), databaseUrl: before.databaseUrl, logFile: join(work, 'after.log'), logLevel: process.env.AFTER_LOG_LEVEL ?? 'info', launcher: 'serve', workers });
@@ -59,7 +50,6 @@ const stats = new pg.Client({ connectionString: before.databaseUrl });
 stats.on('error', () => {});
 await stats.connect();
 
-type SystemName = 'before' | 'after' | 'baseline';
 const systems: Record<SystemName, { port: number; pid: number }> = {
   before: { port: before.surfaces.get('fhir')!.port, pid: before.pid },
   after: { port: after.surfaces.get('fhir')!.port, pid: after.pid },
@@ -76,11 +66,8 @@ async function recordsPerInsert(from: Date, to: Date): Promise<number> {
   return rows[0]!.inserts > 0 ? rows[0]!.records / rows[0]!.inserts : 0;
 }
 
-interface Window {
-  readsPerSecond: number;
+interface Window extends AlternatingWindow {
   failed: number;
-  serviceMs: number;
-  postgresMs: number;
   recordsPerInsert: number;
 }
 
@@ -101,31 +88,18 @@ async function load(name: SystemName, durationSeconds: number): Promise<Window> 
   const msPerRead = (ticks: number) => (ticks / ticksPerSecond / Math.max(1, result.ok)) * 1000;
   const serviceMs = msPerRead(treeTicks(own) - ownBefore);
   const postgresMs = msPerRead(treeTicks(treeOf([before.postgresPid!])) - postgresBefore);
-  return { readsPerSecond: result.requestsPerSecond, failed: result.failed, serviceMs, postgresMs, recordsPerInsert: name === 'baseline' ? 0 : await recordsPerInsert(from, new Date()) };
+  return { perSecond: result.requestsPerSecond, failed: result.failed, serviceMs, postgresMs, recordsPerInsert: name === 'baseline' ? 0 : await recordsPerInsert(from, new Date()) };
 }
 
-const seen: Record<SystemName, Window[]> = { before: [], after: [], baseline: [] };
 try {
-  for (const name of Object.keys(systems) as SystemName[]) await load(name, 2);
-  for (let round = 0; round < rounds; round++) {
-    const order: SystemName[] = round % 2 === 0 ? ['before', 'after', 'baseline'] : ['after', 'before', 'baseline'];
-    for (const name of order) {
-      await load(name, 1);
-      seen[name].push(await load(name, seconds));
-    }
-    const line = (Object.keys(systems) as SystemName[]).map((name) => {
-      const w = seen[name][round]!;
-      const ratio = w.readsPerSecond / seen.baseline[round]!.readsPerSecond;
-      return `${name} ${w.readsPerSecond.toFixed(0)}/s ${ratio.toFixed(2)}x service ${w.serviceMs.toFixed(3)} ms postgres ${w.postgresMs.toFixed(3)} ms${w.recordsPerInsert ? ` ${w.recordsPerInsert.toFixed(0)} records/INSERT` : ''}${w.failed ? ` FAILED ${w.failed}` : ''}`;
-    });
-    process.stdout.write(`round ${round + 1}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}: ${line.join(' | ')}\n`);
-  }
-  const lower = (pick: (w: Window) => number) => seen.after.filter((w, i) => pick(w) < pick(seen.before[i]!)).length;
-  for (const name of Object.keys(systems) as SystemName[]) {
-    const median = (pick: (w: Window) => number) => summarize(seen[name].map(pick)).median;
-    process.stdout.write(`median ${name}: ${median((w) => w.readsPerSecond).toFixed(0)}/s, service ${median((w) => w.serviceMs).toFixed(3)} ms, postgres ${median((w) => w.postgresMs).toFixed(3)} ms a read\n`);
-  }
-  process.stdout.write(`after below before: service CPU in ${lower((w) => w.serviceMs)} of ${rounds} rounds, PostgreSQL CPU in ${lower((w) => w.postgresMs)}\n`);
+  await runAlternating({
+    rounds,
+    seconds,
+    warmSeconds: 1,
+    load,
+    unit: 'read',
+    extra: (w) => `${w.recordsPerInsert ? ` ${w.recordsPerInsert.toFixed(0)} records/INSERT` : ''}${w.failed ? ` FAILED ${w.failed}` : ''}`,
+  });
 } finally {
   await stats.end().catch(() => {});
   await baseline.stop();

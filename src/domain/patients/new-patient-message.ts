@@ -1,7 +1,8 @@
 /**
  * An ADT message about a patient the site may not know yet, stored in one round trip: the
  * patient, its visit and the message log entry by one call of the database function
- * record_new_patient_message (migration 0850), which is its own transaction. It takes the
+ * record_new_patient_message (migration 0850), which is its own transaction (shared with the
+ * messages of other connections that arrive at once: new-patient-calls.ts). It takes the
  * business identifier's lock that findOrCreatePatient takes and looks the patient up after it,
  * so concurrent messages for one new patient still create one; it writes nothing when the
  * patient exists or the control id was logged before, and the caller then runs its ordinary
@@ -14,6 +15,7 @@ import { isTransientDatabaseError } from '../../storage/errors.ts';
 import { entryValues, type NewMessage } from '../messages/message-log.ts';
 import type { SiteContext } from '../site-context.ts';
 import { patientIdentifierLockKey, prepareCreate, rowValues } from '../records/write.ts';
+import { callRecordNewPatientMessage, type NewPatientCallOutcome } from './new-patient-calls.ts';
 import type { VisitContext } from './visits.ts';
 
 export type NewPatientMessageOutcome =
@@ -22,8 +24,6 @@ export type NewPatientMessageOutcome =
   | { outcome: 'not-new' }
   /** Nothing written: this sender's control id is in the log already. */
   | { outcome: 'duplicate' };
-
-const call = `SELECT record_new_patient_message(${Array.from({ length: 37 }, (_, i) => `$${i + 1}`).join(', ')}) AS outcome`;
 
 /**
  * Must be given the Database, not a transaction: the call commits on its own, and the message
@@ -53,10 +53,10 @@ export async function recordNewPatientMessage(
     visit?.admitTime ?? null,
     ...entryValues(site, randomUUID(), input.message).slice(1),
   ];
-  let outcome: 'created' | 'exists' | 'duplicate';
+  let outcome: NewPatientCallOutcome;
   try {
-    const { rows } = await db.query<{ outcome: 'created' | 'exists' | 'duplicate' }>({ name: 'record-new-patient-message', text: call, values });
-    outcome = rows[0]!.outcome;
+    // With the calls of other connections' messages when they come together (new-patient-calls.ts).
+    outcome = await callRecordNewPatientMessage(db, values);
   } catch (error) {
     // Nothing was written (one statement); the ordinary path meets the same cause and answers it
     // as it always has (a FHIR create of the identifier racing past the lock, for instance).

@@ -2,8 +2,11 @@
 // record_new_patient_message, committed on its own (src/domain/patients/new-patient-message.ts).
 // These check that it stores what the ordinary transaction stores, answers only after its commit,
 // and keeps the guarantees of the ordinary path under concurrency: one patient for two messages
-// about one new patient, the first answer for a repeated control id. Commits are held by an
-// advisory lock that a deferred trigger on the message log takes; the tests wait for states.
+// about one new patient, the first answer for a repeated control id. Admissions that arrive at
+// once share one call of record_new_patient_messages (src/domain/patients/new-patient-calls.ts):
+// one commit, each answered after it as it would be alone, one failing without the others.
+// Commits are held by an advisory lock that a deferred trigger on the message log takes (and a
+// control id starting with FAIL makes it throw); the tests wait for states.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -27,6 +30,7 @@ before(async () => {
   await db.database.query(`CREATE FUNCTION hold_commit() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF NEW.control_id LIKE 'HOLD%' THEN PERFORM pg_advisory_xact_lock_shared(${holdLock}); END IF;
+      IF NEW.control_id LIKE 'FAIL%' THEN RAISE EXCEPTION 'refused by the test'; END IF;
       RETURN NULL;
     END $$`);
   await db.database.query(
@@ -179,4 +183,81 @@ test('an admission whose control id is logged already writes nothing and gets th
   assert.deepEqual([answer.ackCode, answer.duplicate], ['AE', true]);
   assert.equal(await resourceStore(db.database, site).findPatientByBusinessIdentifier('NP6'), undefined, 'no patient written');
   assert.equal((await listMessages(db.database, site)).messages.length, 1);
+});
+
+const admission = (mrn: string, family: string, controlId: string) =>
+  message([`PID|1||${mrn}^^^H^MR||${family}^Ann||19800214|F`, `PV1|1|I|WARD^1||||||||||||||||VN-${controlId}`], { controlId });
+
+/** The transaction ids that wrote the log entries of these control ids. */
+async function writers(site: SiteContext, controlIds: string[]): Promise<string[]> {
+  const { rows } = await db.database.query<{ xmin: string }>(
+    'SELECT DISTINCT xmin::text FROM inbound_message WHERE site_id = $1 AND control_id = ANY($2)',
+    [site.siteId, controlIds],
+  );
+  return rows.map((row) => row.xmin);
+}
+
+const versions = async (site: SiteContext, mrn: string) => (await patientRows(site, mrn)).map((row) => row.version_id);
+
+test('admissions arriving together share one commit, and each gets the answer it would get alone', async () => {
+  const site = await createTestSite(db.database);
+  const copy = admission('T3', 'Copy', 'T-3');
+  const answers = await Promise.all([
+    send(site, admission('T1', 'One', 'T-1')),
+    send(site, admission('T2', 'Two', 'T-2')),
+    send(site, copy),
+    send(site, copy),
+    send(site, admission('T1', 'Again', 'T-4')),
+  ]);
+  assert.deepEqual(answers.map((a) => a.ackCode), ['AA', 'AA', 'AA', 'AA', 'AA']);
+  assert.deepEqual(answers.map((a) => a.duplicate), [false, false, false, true, false], 'the copy is answered as a re-send');
+  assert.equal(answers[3]!.ack, answers[2]!.ack, 'with the first answer');
+  assert.equal((await writers(site, ['T-1', 'T-2', 'T-3'])).length, 1, 'one transaction stored the three new patients');
+  assert.deepEqual(await versions(site, 'T2'), [1]);
+  for (const mrn of ['T1', 'T2', 'T3']) {
+    const [row] = await patientRows(site, mrn);
+    const expected = ['gender|http://hl7.org/fhir/administrative-gender|female', `identifier||${mrn}`];
+    assert.deepEqual(row!.tokens, expected, `each patient's token rows are its own (${mrn})`);
+  }
+  assert.deepEqual(await versions(site, 'T3'), [1], 'the copy stored nothing');
+  assert.deepEqual(await versions(site, 'T1'), [2], 'the second admission of T1 found the patient the first created, and updated it');
+  assert.equal((await resourceStore(db.database, site).findPatientByBusinessIdentifier('T1'))!.name![0]!.family, 'Again');
+  assert.equal((await listMessages(db.database, site)).messages.length, 4);
+});
+
+test('large admissions arriving together are not sent in one call past 1 MB', async () => {
+  const site = await createTestSite(db.database);
+  const large = (mrn: string, controlId: string) => message([`PID|1||${mrn}^^^H^MR||Large^Ann||19800214|F`, 'PV1|1|I', `ZBG|${'x'.repeat(600_000)}`], { controlId });
+  const answers = await Promise.all([send(site, large('L1', 'L-1')), send(site, large('L2', 'L-2'))]);
+  assert.deepEqual(answers.map((a) => a.ackCode), ['AA', 'AA']);
+  assert.equal((await writers(site, ['L-1', 'L-2'])).length, 2, 'each in a call and a commit of its own');
+});
+
+test('admissions arriving together are answered only after their commit', async () => {
+  const site = await createTestSite(db.database);
+  await holder.query('SELECT pg_advisory_lock($1)', [holdLock]);
+  const sent = [send(site, admission('H1', 'Held', 'HOLD-1')), send(site, admission('H2', 'Held', 'HOLD-2')), send(site, admission('H3', 'Held', 'HOLD-3'))];
+  const flags = sent.map(settledFlag);
+  try {
+    await until(async () => (await waiting('hold')) === 1);
+    await delay(50);
+    assert.deepEqual(flags.map((flag) => flag.settled), [false, false, false], 'no answer before the commit');
+    assert.equal(await resourceStore(db.database, site).findPatientByBusinessIdentifier('H1'), undefined, 'nothing committed yet');
+  } finally {
+    await holder.query('SELECT pg_advisory_unlock($1)', [holdLock]);
+  }
+  const answers = await Promise.all(sent);
+  assert.deepEqual(answers.map((a) => a.ackCode), ['AA', 'AA', 'AA']);
+  assert.equal((await writers(site, ['HOLD-1', 'HOLD-2', 'HOLD-3'])).length, 1, 'one commit held all three');
+});
+
+test('a message that fails the shared call fails alone: the others are stored, each in its own commit', async () => {
+  const site = await createTestSite(db.database);
+  const answers = await Promise.all([send(site, admission('F1', 'Kept', 'K-1')), send(site, admission('F2', 'Refused', 'FAIL-1')), send(site, admission('F3', 'Kept', 'K-3'))]);
+  assert.deepEqual(answers.map((a) => a.ackCode === 'AA'), [true, false, true]);
+  assert.equal(answers[1]!.retry, true, 'the failing one is told to send again (an error of the database, not of the message)');
+  assert.equal((await writers(site, ['K-1', 'K-3'])).length, 2, 'stored one by one after the shared call failed');
+  assert.deepEqual(await versions(site, 'F1'), [1]);
+  assert.deepEqual(await versions(site, 'F3'), [1]);
+  assert.deepEqual(await versions(site, 'F2'), [], 'nothing of the failing message');
 });
