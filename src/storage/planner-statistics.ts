@@ -35,9 +35,8 @@ import { onceAcrossNodes, runIfNoOtherNodeIs } from './once-across-nodes.ts';
  * Waiting for `minimumChanges` left that plan in place for the first thousand rows. The first
  * pass is cheap (the three clinical tables at 60 patients: 46 ms on a loaded 2-core machine), and
  * an analysis at 50 rows already gives the right plans at 1,050 (measured), when the first rule
- * fires again. Only never-analysed
- * tables: one analysed empty, as a queue that is empty most of the time, would otherwise be
- * analysed again every 50 changes.
+ * fires again. Only never-analysed tables: one analysed empty, as a queue that is empty most of
+ * the time, would otherwise be analysed again every 50 changes.
  */
 export interface PlannerStatisticsOptions {
   /** How often pg_stat_user_tables is read. */
