@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { runAlternating, ticksPerSecond, type AlternatingWindow } from './lib/alternating.ts';
 import { startGatewayProcess, type GatewayProcess } from './lib/gateway-process.ts';
 import { benchHost } from './lib/ports.ts';
 import { serviceProcesses, treeOf, treeTicks } from './lib/process-tree.ts';
 import { ensureSites } from './lib/provision.ts';
-import { summarize } from './lib/stats.ts';
 import { smallSet } from './load/dicom-data.ts';
 import { runStorescu } from './load/storescu.ts';
 
@@ -34,7 +33,6 @@ const root = resolve('.');
 const work = join(root, 'bench', 'scratch', 'dicom-store-alternating');
 mkdirSync(work, { recursive: true });
 const set = await smallSet(join(root, 'bench', 'scratch', 'sets'), Number(countArg ?? 500));
-const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 const before = await startGatewayProcess({ root: resolve(beforeRoot), dataDir: join(work, 'node-before'), logFile: join(work, 'before.log'), logLevel: 'info', launcher: 'serve', workers });
 // AB_CPU_PROF=DIR: a V8 CPU profile of "after" (bench/profile-summary.ts reads it).
@@ -44,18 +42,15 @@ const stats = new pg.Client({ connectionString: before.databaseUrl });
 stats.on('error', () => {});
 await stats.connect();
 
-type SystemName = 'before' | 'after';
-const systems: Record<SystemName, GatewayProcess> = { before, after };
+type StoreSystem = 'before' | 'after';
+const systems: Record<StoreSystem, GatewayProcess> = { before, after };
 
-interface Window {
-  perSecond: number;
+interface Window extends AlternatingWindow {
   failed: number;
-  serviceMs: number;
-  postgresMs: number;
 }
 
 let siteCounter = 0;
-async function load(name: SystemName): Promise<Window> {
+async function load(name: StoreSystem): Promise<Window> {
   const system = systems[name];
   const aeTitle = `AB${process.pid % 10000}${String(++siteCounter).padStart(4, '0')}`;
   const [site] = await ensureSites(before.databaseUrl, [], [{ name: `ab-dicom-${aeTitle}`, aeTitle }]);
@@ -73,24 +68,16 @@ async function load(name: SystemName): Promise<Window> {
   return { perSecond: result.succeeded / result.seconds, failed: result.failed + (set.files.length - rows[0]!.n), serviceMs, postgresMs };
 }
 
-const seen: Record<SystemName, Window[]> = { before: [], after: [] };
 try {
-  for (const name of Object.keys(systems) as SystemName[]) await load(name);
-  for (let round = 0; round < rounds; round++) {
-    const order: SystemName[] = round % 2 === 0 ? ['before', 'after'] : ['after', 'before'];
-    for (const name of order) seen[name].push(await load(name));
-    const line = (Object.keys(systems) as SystemName[]).map((name) => {
-      const w = seen[name][round]!;
-      return `${name} ${w.perSecond.toFixed(0)}/s service ${w.serviceMs.toFixed(3)} ms postgres ${w.postgresMs.toFixed(3)} ms${w.failed ? ` FAILED ${w.failed}` : ''}`;
-    });
-    process.stdout.write(`round ${round + 1}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}: ${line.join(' | ')}\n`);
-  }
-  const lower = (pick: (w: Window) => number) => seen.after.filter((w, i) => pick(w) < pick(seen.before[i]!)).length;
-  for (const name of Object.keys(systems) as SystemName[]) {
-    const median = (pick: (w: Window) => number) => summarize(seen[name].map(pick)).median;
-    process.stdout.write(`median ${name}: ${median((w) => w.perSecond).toFixed(0)}/s, service ${median((w) => w.serviceMs).toFixed(3)} ms, postgres ${median((w) => w.postgresMs).toFixed(3)} ms an instance\n`);
-  }
-  process.stdout.write(`after below before: service CPU in ${lower((w) => w.serviceMs)} of ${rounds} rounds, PostgreSQL CPU in ${lower((w) => w.postgresMs)}; throughput higher in ${rounds - lower((w) => w.perSecond)}\n`);
+  await runAlternating<Window>({
+    rounds,
+    seconds: 0, // a round stores the whole set, however long it takes
+    warmSeconds: 0,
+    load: (name) => load(name as StoreSystem),
+    extra: (w) => (w.failed ? ` FAILED ${w.failed}` : ''),
+    unit: 'instance',
+    baseline: false,
+  });
 } finally {
   await stats.end().catch(() => {});
   await after.stop();

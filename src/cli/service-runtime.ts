@@ -39,6 +39,3 @@ export const serviceMallocEnvironment: Readonly<Record<string, string>> = { MALL
 export function missingMallocSettings(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(serviceMallocEnvironment).filter(([name]) => env[name] === undefined));
 }
-
-/** The settings as `NAME=value` words, for a shebang or a shell command. */
-export const serviceMallocAssignments: string = Object.entries(serviceMallocEnvironment).map(([name, value]) => `${name}=${value}`).join(' ');

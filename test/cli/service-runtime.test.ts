@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { missingMallocSettings, serviceMallocAssignments, serviceNodeOptions } from '../../src/cli/service-runtime.ts';
+import { missingMallocSettings, serviceMallocEnvironment, serviceNodeOptions } from '../../src/cli/service-runtime.ts';
+
+/** The malloc settings as `NAME=value` words, as the shebang and `npm start` write them. */
+const serviceMallocAssignments = Object.entries(serviceMallocEnvironment).map(([name, value]) => `${name}=${value}`).join(' ');
 
 const root = new URL('../../', import.meta.url);
 
