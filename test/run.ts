@@ -21,6 +21,8 @@ const fileLimitMs = Number(process.env.CG_TEST_FILE_TIMEOUT_S ?? 900) * 1000;
 /** Past this a file is named as still running, and again every minute. */
 const longRunningMs = 60_000;
 const killGraceMs = 5_000;
+/** Lines of each failed file's "failing tests" section repeated in the summary. */
+const failingLinesKept = 40;
 
 const patterns = process.argv.slice(2);
 const files = [...new Set((patterns.length ? patterns : ['test/**/*.test.ts']).flatMap((pattern) => globSync(pattern, { cwd: root })))]
@@ -55,6 +57,8 @@ interface Outcome {
   seconds: number;
   /** Why the file failed as a whole, beyond failed tests: its exit status, signal or time limit. */
   failure?: string;
+  /** The spec reporter's closing "failing tests" section, repeated under the run's summary. */
+  failingTests?: string;
   counts: Record<'tests' | 'pass' | 'fail' | 'cancelled' | 'skipped' | 'todo', number>;
 }
 
@@ -86,7 +90,7 @@ function runFile(file: string): Promise<Outcome> {
       running.delete(file);
       const text = Buffer.concat(output).toString();
       const seconds = Math.round((Date.now() - begun) / 100) / 10;
-      const outcome: Outcome = { file, seconds, counts: countsOf(text) };
+      const outcome: Outcome = { file, seconds, counts: countsOf(text), failingTests: failingTestsOf(text) };
       if (limitReached) outcome.failure = `killed after ${fileLimitMs / 1000} s, its time limit (CG_TEST_FILE_TIMEOUT_S): something in it never ended`;
       else if (signal) outcome.failure = `its process died of ${signal}`;
       else if (outcome.counts.fail > 0 || outcome.counts.cancelled > 0) outcome.failure = `${outcome.counts.fail} failed, ${outcome.counts.cancelled} cancelled`;
@@ -112,6 +116,20 @@ function countsOf(text: string): Outcome['counts'] {
     counts[match[1] as keyof Outcome['counts']] = Number(match[2]);
   }
   return counts;
+}
+
+/**
+ * The reporter's "failing tests" section, without stack frames and cut short: a CI log often keeps
+ * only its tail, and the summary is where the reason for a red run must be.
+ */
+function failingTestsOf(text: string): string | undefined {
+  const plain = text.replace(/\u001b\[[0-9;]*m/g, '');
+  const start = plain.indexOf('✖ failing tests:');
+  if (start < 0) return undefined;
+  const lines = plain.slice(start).split('\n').slice(1).filter((line) => !/^\s+at /.test(line));
+  const kept = lines.slice(0, failingLinesKept);
+  if (lines.length > kept.length) kept.push(`  … ${lines.length - kept.length} more lines in the file's output above`);
+  return kept.join('\n').trim();
 }
 
 const stillRunning = setInterval(() => {
@@ -158,6 +176,7 @@ async function finish(): Promise<never> {
       `tests ${total('tests')}, pass ${total('pass')}, fail ${total('fail')}, cancelled ${total('cancelled')}, skipped ${total('skipped')}, todo ${total('todo')}`,
       `duration ${minutes} min; slowest: ${[...outcomes].sort((a, b) => b.seconds - a.seconds).slice(0, 3).map((o) => `${o.file} ${o.seconds} s`).join(', ')}`,
       ...failed.map((outcome) => `✖ ${outcome.file}: ${outcome.failure}`),
+      ...failed.filter((outcome) => outcome.failingTests).map((outcome) => `\n✖ ${outcome.file}, its failing tests:\n${outcome.failingTests}`),
       '',
     ].join('\n'),
   );
