@@ -28,27 +28,44 @@ interface DcmjsLog {
   getLogger(name: string): DcmjsLog;
 }
 
-let decodersReady: Promise<void> | undefined;
+let parsersQuiet = false;
 
-/** Loads the WebAssembly codecs once per thread, and quiets the parsers' per-element warnings. */
-export function prepareDecoders(): Promise<void> {
-  decodersReady ??= (async () => {
-    dcmjsImaging.log.setLevel('silent');
-    // dcmjs-imaging and its codecs parse with their own copies of dcmjs, which log odd VRs to the console.
-    const imagingRequire = createRequire(import.meta.resolve('dcmjs-imaging'));
-    const codecsRequire = createRequire(imagingRequire.resolve('dcmjs-codecs'));
-    for (const load of [imagingRequire, codecsRequire]) {
-      const { log } = load('dcmjs') as { log?: DcmjsLog };
-      log?.setLevel('silent');
-      log?.getLogger('validation.dcmjs').setLevel('silent');
-    }
-    await NativePixelDecoder.initializeAsync();
-  })();
-  return decodersReady;
+/** Quiets the parsers' per-element warnings, once per thread. */
+function quietParsers(): void {
+  if (parsersQuiet) return;
+  parsersQuiet = true;
+  dcmjsImaging.log.setLevel('silent');
+  // dcmjs-imaging and its codecs parse with their own copies of dcmjs, which log odd VRs to the console.
+  const imagingRequire = createRequire(import.meta.resolve('dcmjs-imaging'));
+  const codecsRequire = createRequire(imagingRequire.resolve('dcmjs-codecs'));
+  for (const load of [imagingRequire, codecsRequire]) {
+    const { log } = load('dcmjs') as { log?: DcmjsLog };
+    log?.setLevel('silent');
+    log?.getLogger('validation.dcmjs').setLevel('silent');
+  }
+}
+
+/** Uncompressed frames, which dcmjs-imaging reads without its WebAssembly codecs (RLE is decoded here). */
+const uncompressedTransferSyntaxes: ReadonlySet<string> = new Set(['1.2.840.10008.1.2', '1.2.840.10008.1.2.1', '1.2.840.10008.1.2.2']);
+
+let codecsReady: Promise<void> | undefined;
+
+/**
+ * The WebAssembly codecs, loaded the first time a thread meets a compressed frame: about 11 MB of
+ * each render thread's memory that a site rendering only uncompressed frames never needs.
+ */
+function compressedFrameCodecs(): Promise<void> {
+  codecsReady ??= NativePixelDecoder.initializeAsync();
+  return codecsReady;
+}
+
+/** Whether this thread has loaded the WebAssembly codecs. */
+export function codecsLoaded(): boolean {
+  return codecsReady !== undefined;
 }
 
 export async function renderStoredFrame(path: string, options: RenderOptions): Promise<RenderedImage> {
-  await prepareDecoders();
+  quietParsers();
   let image: Image;
   let frameIndex = options.frameNumber - 1;
   const handle = await open(path, 'r');
@@ -66,9 +83,12 @@ export async function renderStoredFrame(path: string, options: RenderOptions): P
     await handle.close();
   }
   const { width, height } = checkedFrame(image, frameIndex + 1);
-  if (image.getTransferSyntaxUid() === rleLossless) {
+  const transferSyntax = image.getTransferSyntaxUid();
+  if (transferSyntax === rleLossless) {
     image = decodedRleImage(image, frameIndex);
     frameIndex = 0;
+  } else if (!uncompressedTransferSyntaxes.has(transferSyntax)) {
+    await compressedFrameCodecs();
   }
   if (options.window) image.setElement('VOILUTFunction', voiLutFunctionKeyword[options.window.function]);
   let rendered;

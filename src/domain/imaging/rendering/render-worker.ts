@@ -4,7 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import sharp from 'sharp';
-import { renderStoredFrame, prepareDecoders } from './render-frame.ts';
+import { renderStoredFrame } from './render-frame.ts';
 import { CannotRenderError, type RenderOptions } from './render-options.ts';
 
 export interface RenderJob {
@@ -20,7 +20,6 @@ export type RenderReply =
 // One libvips thread and no operation cache: the pool, not libvips, decides how many cores renders take.
 sharp.concurrency(1);
 sharp.cache(false);
-await prepareDecoders();
 
 parentPort!.on('message', async (job: RenderJob) => {
   let reply: RenderReply;
