@@ -5,42 +5,24 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { runCliJson } from '../support/cli.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { send } from '../support/fresh-connection-request.ts';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { useTwoWorkerService } from '../support/two-worker-service.ts';
 import { writeSyntheticInstance } from '../dicom/support/synthetic-instance.ts';
 
 const exec = promisify(execFile);
-let db: TestDatabase;
-let service: ServiceProcess;
-let env: NodeJS.ProcessEnv;
-
-before(async () => {
-  db = await createTestDatabase();
-  env = {
-    CG_DATABASE_URL: db.connectionString,
-    CG_DATA_DIR: mkdtempSync(join(tmpdir(), 'cg-activity-')),
-    CG_WORKERS: '2',
-    ...{ CG_FHIR_PORT: '0', CG_HL7_PORT: '0', CG_MLLP_PORT: '0', CG_DICOM_PORT: '0', CG_ADMIN_PORT: '', CG_MPPS_PORT: '', CG_CONNECTIVITY_PORT: '', CG_DICOMWEB_PORT: '' },
-  };
-  service = await startServiceProcess(env, 4);
-});
-after(async () => {
-  await service?.stop('SIGKILL');
-  await db?.drop();
-});
+const running = useTwoWorkerService('cg-activity-', ['fhir', 'hl7', 'mllp', 'dicom']);
 
 function hl7(sender: string, patient: string): string {
   return [`MSH|^~\\&|${sender}|QUAYLAB|GATEWAY|QUAY|20240102030405||ADT^A04^ADT_A01|M-${randomUUID()}|P|2.5.1`, `PID|1||${patient}||Quay^Ann||19800101|F`].join('\r');
 }
 
 test('messages record what authenticated them; requests per key and DICOM traffic per calling AE title are counted', { timeout: 120_000 }, async () => {
+  const { db, service, env } = running;
   const { id: siteId } = await runCliJson<{ id: string }>(['site', 'create', '--name', 'Quay', '--ae-title', 'QUAY'], env);
   const { id: clientId } = await runCliJson<{ id: string }>(['client', 'create', '--site', 'Quay', '--name', 'lab', '--protocol', 'hl7-mllp', '--allowed-ips', '127.0.0.1', '--sending-application', 'LAB'], env);
   await runCliJson(['user', 'create', '--site', 'Quay', '--email', 'ehr@quay.test', '--role', 'clinician'], env);

@@ -3,38 +3,17 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { runCliJson } from '../support/cli.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { send } from '../support/fresh-connection-request.ts';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { useTwoWorkerService } from '../support/two-worker-service.ts';
 import { writeSyntheticInstance } from '../dicom/support/synthetic-instance.ts';
 
 const exec = promisify(execFile);
-let db: TestDatabase;
-let service: ServiceProcess;
-let env: NodeJS.ProcessEnv;
-
-before(async () => {
-  db = await createTestDatabase();
-  env = {
-    CG_DATABASE_URL: db.connectionString,
-    CG_DATA_DIR: mkdtempSync(join(tmpdir(), 'cg-metrics-')),
-    CG_WORKERS: '2',
-    ...{ CG_FHIR_PORT: '0', CG_HL7_PORT: '0', CG_ADMIN_PORT: '0', CG_MLLP_PORT: '0', CG_DICOM_PORT: '0', CG_MPPS_PORT: '', CG_CONNECTIVITY_PORT: '', CG_DICOMWEB_PORT: '' },
-  };
-  service = await startServiceProcess(env, 5);
-  await runCliJson(['site', 'create', '--name', 'Quay', '--ae-title', 'QUAY'], env);
-  await runCliJson(['client', 'create', '--site', 'Quay', '--name', 'lab', '--protocol', 'hl7-mllp', '--allowed-ips', '127.0.0.1', '--sending-application', 'LAB'], env);
-});
-after(async () => {
-  await service?.stop('SIGKILL');
-  await db?.drop();
-});
+const running = useTwoWorkerService('cg-metrics-', ['fhir', 'hl7', 'admin', 'mllp', 'dicom']);
 
 function sample(text: string, name: string, labels: Record<string, string>): number {
   let total = 0;
@@ -47,6 +26,9 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 test('every scrape reports the traffic of both workers: HTTP, MLLP, DICOM associations and instances', async () => {
+  const { service, env } = running;
+  await runCliJson(['site', 'create', '--name', 'Quay', '--ae-title', 'QUAY'], env);
+  await runCliJson(['client', 'create', '--site', 'Quay', '--name', 'lab', '--protocol', 'hl7-mllp', '--allowed-ips', '127.0.0.1', '--sending-application', 'LAB'], env);
   const metadata = 12;
   for (let i = 0; i < metadata; i++) assert.equal((await send(`http://127.0.0.1:${service.ports.fhir}/fhir/metadata`)).status, 200);
 
