@@ -9,18 +9,7 @@ import { XmlRejection } from '../../src/hl7v3/xml/rejection.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { createTestSite } from '../support/sites.ts';
 import { readAck, v3Fixture } from './support.ts';
-
-/** A small seeded generator (mulberry32), so that a failing input can be reproduced from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../support/seeded-random.ts';
 
 const fixtures = ['PIX_FEED_REG_Maximal_Request.xml', 'PIX_FEED_REV_Maximal_Request.xml', 'PIX_FEED_MERGE_Maximal_Request.xml', 'Ack.xml'].map(v3Fixture);
 const fragments = ['<', '>', '&', '&amp;', '&#0;', ']]>', '<![CDATA[x]]>', '<!--', '"', "'", '<id/>', '</patient>', '\u00e9', '\uFFFF', 'nullFlavor="UNK"', '<!DOCTYPE', 'xmlns:x="y"'];
@@ -59,7 +48,7 @@ function mutate(next: () => number): Buffer {
 }
 
 test('5,000 mutated messages: each is refused with a reason or read, and always acknowledgeable', () => {
-  const next = random(20261122);
+  const next = seededRandom(20261122);
   const outcomes = { rejected: 0, notV3: 0, unsupported: 0, errors: 0, clean: 0 };
   for (let i = 0; i < 5000; i++) {
     const input = mutate(next);
@@ -96,7 +85,7 @@ test('300 mutated messages through the intake: an acknowledgement for each, neve
   const db = await createTestDatabase();
   t.after(() => db.drop());
   const site = await createTestSite(db.database);
-  const next = random(7);
+  const next = seededRandom(7);
   const statuses = new Map<number, number>();
   for (let i = 0; i < 300; i++) {
     const result = await processHl7v3Message(db.database, site, mutate(next));
