@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { runAlternating, ticksPerSecond, type AlternatingWindow } from './lib/alternating.ts';
+import { beforeRootAndNumbers, runAlternating, ticksPerSecond, type AlternatingWindow } from './lib/alternating.ts';
 import { startGatewayProcess, type GatewayProcess } from './lib/gateway-process.ts';
 import { benchHost } from './lib/ports.ts';
 import { serviceProcesses, treeOf, treeTicks } from './lib/process-tree.ts';
@@ -21,18 +21,12 @@ import { runStorescu } from './load/storescu.ts';
  * BEFORE_ROOT is a checkout of the other version (`git archive COMMIT | tar -x -C DIR`, with
  * node_modules linked); "after" is this checkout.
  */
-const [beforeRoot, roundsArg, associationsArg, workersArg, countArg] = process.argv.slice(2);
-if (!beforeRoot) {
-  process.stderr.write('usage: node bench/dicom-store-alternating.ts BEFORE_ROOT [ROUNDS] [ASSOCIATIONS] [WORKERS] [COUNT]\n');
-  process.exit(2);
-}
-const rounds = Number(roundsArg ?? 6);
-const associations = Number(associationsArg ?? 4);
-const workers = Number(workersArg ?? 1);
+const { beforeRoot, numbers } = beforeRootAndNumbers('bench/dicom-store-alternating.ts', [['rounds', 6], ['associations', 4], ['workers', 1], ['count', 500]]);
+const { rounds, associations, workers, count } = numbers;
 const root = resolve('.');
 const work = join(root, 'bench', 'scratch', 'dicom-store-alternating');
 mkdirSync(work, { recursive: true });
-const set = await smallSet(join(root, 'bench', 'scratch', 'sets'), Number(countArg ?? 500));
+const set = await smallSet(join(root, 'bench', 'scratch', 'sets'), count);
 
 const before = await startGatewayProcess({ root: resolve(beforeRoot), dataDir: join(work, 'node-before'), logFile: join(work, 'before.log'), logLevel: 'info', launcher: 'serve', workers });
 // AB_CPU_PROF=DIR: a V8 CPU profile of "after" (bench/profile-summary.ts reads it).

@@ -1,8 +1,9 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { orthancAet, startOrthanc } from './baselines/orthanc.ts';
+import { beforeRootAndNumbers, ticksPerSecond } from './lib/alternating.ts';
 import { startGatewayProcess } from './lib/gateway-process.ts';
 import { inNetworkOf } from './lib/netns.ts';
 import { baselinePorts, benchHost } from './lib/ports.ts';
@@ -31,15 +32,9 @@ import { runStorescu } from './load/storescu.ts';
  * WADO_AB_HOLD=1 (set up, write the URL lists and key into bench/scratch/wado-alternating, and
  * wait for SIGINT instead of measuring).
  */
-const [beforeRoot, workersArg, roundsArg, passesArg, countArg] = process.argv.slice(2);
-if (!beforeRoot) {
-  process.stderr.write('usage: node bench/wado-alternating.ts BEFORE_ROOT [WORKERS] [ROUNDS] [PASSES] [COUNT]\n');
-  process.exit(2);
-}
-const workers = Number(workersArg ?? 1);
-let rounds = Number(roundsArg ?? 8);
-const passes = Number(passesArg ?? 3);
-const count = Number(countArg ?? 500);
+const { beforeRoot, numbers } = beforeRootAndNumbers('bench/wado-alternating.ts', [['workers', 1], ['rounds', 8], ['passes', 3], ['count', 500]]);
+const { workers, passes, count } = numbers;
+let { rounds } = numbers;
 // The bench's 4; 1 gives each request's own time (curl's, without its start-up) with no other in the way.
 const concurrency = Number(process.env.WADO_AB_CONCURRENCY ?? 4);
 const run = promisify(execFile);
@@ -51,7 +46,6 @@ mkdirSync(join(work, 'node-before', 'dicom'), { recursive: true });
 mkdirSync(join(work, 'node-after'), { recursive: true });
 // One storage folder for both, so both send the very same files.
 symlinkSync(join(work, 'node-before', 'dicom'), join(work, 'node-after', 'dicom'));
-const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const set = await smallSet(join(root, 'bench', 'scratch', 'sets'), count);
 
 const before = await startGatewayProcess({ root: resolve(beforeRoot), dataDir: join(work, 'node-before'), logFile: join(work, 'before.log'), logLevel: 'warn', launcher: 'serve', workers });

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { summarize } from './stats.ts';
 
@@ -59,16 +58,25 @@ export async function runAlternating<W extends AlternatingWindow>(run: Alternati
 }
 
 /**
- * `node SCRIPT BEFORE_ROOT [ROUNDS] [SECONDS] [CONNECTIONS] [MORE...]`: BEFORE_ROOT is a checkout
- * of the other version (`git archive COMMIT | tar -x -C DIR`, with node_modules linked).
+ * `node SCRIPT BEFORE_ROOT [NAME...] [MORE...]`: BEFORE_ROOT is a checkout of the other version
+ * (`git archive COMMIT | tar -x -C DIR`, with node_modules linked), then numbers in the order
+ * given, each with its default; what follows them is returned as it is.
  */
-export function alternatingArguments(script: string, defaultConnections: number, more = ''): { beforeRoot: string; rounds: number; seconds: number; connections: number; more: string[] } {
-  const [beforeRoot, roundsArg, secondsArg, connectionsArg, ...rest] = process.argv.slice(2);
+export function beforeRootAndNumbers<const K extends string>(script: string, numbers: readonly (readonly [K, number])[], more = ''): { beforeRoot: string; numbers: Record<K, number>; rest: string[] } {
+  const [beforeRoot, ...args] = process.argv.slice(2);
   if (!beforeRoot) {
-    process.stderr.write(`usage: node ${script} BEFORE_ROOT [ROUNDS] [SECONDS] [CONNECTIONS]${more ? ` ${more}` : ''}\n`);
+    const names = numbers.map(([name]) => `[${name.toUpperCase()}]`).join(' ');
+    process.stderr.write(`usage: node ${script} BEFORE_ROOT ${names}${more ? ` ${more}` : ''}\n`);
     process.exit(2);
   }
-  return { beforeRoot, rounds: Number(roundsArg ?? 6), seconds: Number(secondsArg ?? 5), connections: Number(connectionsArg ?? defaultConnections), more: rest };
+  const values = Object.fromEntries(numbers.map(([name, fallback], i) => [name, Number(args[i] ?? fallback)])) as Record<K, number>;
+  return { beforeRoot, numbers: values, rest: args.slice(numbers.length) };
 }
 
-export const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+/** `node SCRIPT BEFORE_ROOT [ROUNDS] [SECONDS] [CONNECTIONS] [MORE...]`, for the scripts run by runAlternating. */
+export function alternatingArguments(script: string, defaultConnections: number, more = ''): { beforeRoot: string; rounds: number; seconds: number; connections: number; more: string[] } {
+  const { beforeRoot, numbers, rest } = beforeRootAndNumbers(script, [['rounds', 6], ['seconds', 5], ['connections', defaultConnections]], more);
+  return { beforeRoot, ...numbers, more: rest };
+}
+
+export { ticksPerSecond } from './process-monitor.ts';

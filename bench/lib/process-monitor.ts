@@ -29,7 +29,8 @@ export interface Watched {
   postgres?: number;
 }
 
-const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+/** Clock ticks a second of /proc/<pid>/stat's CPU times. */
+export const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const sampleIntervalMs = 20;
 /** Workers can be restarted: the tree is looked up again this often. */
 const treeRefreshMs = 500;
