@@ -89,8 +89,9 @@ function runFile(file: string): Promise<Outcome> {
       clearTimeout(limit);
       running.delete(file);
       const text = Buffer.concat(output).toString();
+      const plain = text.replace(/\u001b\[[0-9;]*m/g, '');
       const seconds = Math.round((Date.now() - begun) / 100) / 10;
-      const outcome: Outcome = { file, seconds, counts: countsOf(text), failingTests: failingTestsOf(text) };
+      const outcome: Outcome = { file, seconds, counts: countsOf(plain), failingTests: failingTestsOf(plain) };
       if (limitReached) outcome.failure = `killed after ${fileLimitMs / 1000} s, its time limit (CG_TEST_FILE_TIMEOUT_S): something in it never ended`;
       else if (signal) outcome.failure = `its process died of ${signal}`;
       else if (outcome.counts.fail > 0 || outcome.counts.cancelled > 0) outcome.failure = `${outcome.counts.fail} failed, ${outcome.counts.cancelled} cancelled`;
@@ -109,10 +110,10 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-/** The totals the spec reporter prints last ("ℹ tests 12", "ℹ pass 11", ...). */
-function countsOf(text: string): Outcome['counts'] {
+/** The totals the spec reporter prints last ("ℹ tests 12", "ℹ pass 11", ...), from its output without colours. */
+function countsOf(plain: string): Outcome['counts'] {
   const counts: Outcome['counts'] = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
-  for (const match of text.replace(/\u001b\[[0-9;]*m/g, '').matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) {
+  for (const match of plain.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) {
     counts[match[1] as keyof Outcome['counts']] = Number(match[2]);
   }
   return counts;
@@ -122,8 +123,7 @@ function countsOf(text: string): Outcome['counts'] {
  * The reporter's "failing tests" section, without stack frames and cut short: a CI log often keeps
  * only its tail, and the summary is where the reason for a red run must be.
  */
-function failingTestsOf(text: string): string | undefined {
-  const plain = text.replace(/\u001b\[[0-9;]*m/g, '');
+function failingTestsOf(plain: string): string | undefined {
   const start = plain.indexOf('✖ failing tests:');
   if (start < 0) return undefined;
   const lines = plain.slice(start).split('\n').slice(1).filter((line) => !/^\s+at /.test(line));

@@ -6,11 +6,12 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { readPart10Meta } from '../../src/dicomweb/part10-meta.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { normalizeReceivedInstance } from '../../src/domain/imaging/received-instance.ts';
 import { HeaderSniffer, type SniffResult } from '../../src/storage/dicom/dataset/header-sniffer.ts';
 import { seededRandom } from '../support/seeded-random.ts';
-import { datasetOf, fixturesDir } from './support/dicom-harness.ts';
+import { fixturesDir } from './support/dicom-harness.ts';
 
 interface Fixture {
   name: string;
@@ -18,26 +19,14 @@ interface Fixture {
   dataset: Buffer;
 }
 
-/** The file meta Transfer Syntax UID (0002,0010): the meta group is explicit VR little endian (PS3.10 7.1). */
-function transferSyntaxOf(file: Buffer): string {
-  for (let at = 132; at + 8 <= file.length && file.readUInt16LE(at) === 0x0002; ) {
-    const element = file.readUInt16LE(at + 2);
-    const vr = file.toString('latin1', at + 4, at + 6);
-    const long = ['OB', 'OW', 'OF', 'SQ', 'UN', 'UT', 'UC', 'UR'].includes(vr);
-    const length = long ? file.readUInt32LE(at + 8) : file.readUInt16LE(at + 6);
-    const valueAt = at + (long ? 12 : 8);
-    if (element === 0x0010) return file.toString('latin1', valueAt, valueAt + length).replace(/[\0 ]+$/, '');
-    at = valueAt + length;
-  }
-  throw new Error('no Transfer Syntax UID in the file meta group');
-}
-
 const fixtures: Fixture[] = readdirSync(fixturesDir)
   .filter((name) => name.endsWith('.dcm'))
   .sort()
   .map((name) => {
     const file = readFileSync(`${fixturesDir}/${name}`);
-    return { name, transferSyntaxUid: transferSyntaxOf(file), dataset: datasetOf(file) };
+    const meta = readPart10Meta(file);
+    if (typeof meta !== 'object' || 'error' in meta) throw new Error(`${name}: not a whole Part-10 file`);
+    return { name, transferSyntaxUid: meta.transferSyntaxUid, dataset: file.subarray(meta.datasetOffset) };
   });
 
 /** Lengths that make a walker skip far, never end, or ask for all the memory there is. */

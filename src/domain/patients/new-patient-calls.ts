@@ -79,5 +79,7 @@ function batchValues(items: readonly NewPatientCallValues[]): unknown[] {
     }
     tokenEnds.push(columns[tokenParameters[0]!]!.length);
   }
-  return [...columns.slice(0, 12), tokenEnds, ...columns.slice(12)];
+  // p_token_ends goes just before the token arrays (migration 0870).
+  const firstToken = tokenParameters[0]!;
+  return [...columns.slice(0, firstToken), tokenEnds, ...columns.slice(firstToken)];
 }

@@ -6,8 +6,9 @@
  * corrupt file), is refused as that instance's failure and the worker is replaced.
  *
  * A thread is started when a render needs one and ended once it has been idle for idleMs: each
- * holds an isolate with sharp, dcmjs-imaging and, once a compressed frame needed them, its codecs
- * (about 70-90 MB resident with thumbnails of the bench's sets), which a process that renders now and then need not keep.
+ * holds an isolate with sharp, dcmjs-imaging and, once a compressed frame needed them, its
+ * codecs (about 70-90 MB resident with thumbnails of the bench's sets), which a process that
+ * renders now and then need not keep.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
