@@ -7,7 +7,7 @@ import { ConfigError } from './config-error.ts';
 import { loadAdminSessionSettings, type AdminSessionSettings } from './admin-session.ts';
 import { loadBulkExportSettings, type BulkExportSettings } from './bulk-export.ts';
 import { loadDiskSpaceSettings, type DiskSpaceSettings } from './disk-space.ts';
-import { loadLimits, type GatewayLimits } from './limits.ts';
+import { loadLimits, size, type GatewayLimits } from './limits.ts';
 
 /** The operator contract of DESIGN.md section 3: every variable is optional. */
 export interface GatewayConfig {
@@ -53,6 +53,11 @@ export interface GatewayConfig {
   nodeId?: string;
   /** Where stored DICOM instances live, shared by every node (CG_DICOM_STORAGE_DIR; default CG_DATA_DIR/dicom). */
   dicomStorageDir: string;
+  /**
+   * Bytes of recently retrieved instances a node keeps in memory, shared out between its workers
+   * (CG_DICOM_FILE_CACHE_SIZE; 0: none). See src/storage/dicom/stored-file-cache.ts.
+   */
+  dicomFileCacheBytes: number;
   /** FHIR Bulk Data export: file folder, expiry, limits (CG_EXPORT_*). */
   bulkExport: BulkExportSettings;
   /** Administration app sessions: the idle limit (CG_ADMIN_SESSION_IDLE_SECONDS). */
@@ -64,6 +69,9 @@ export interface GatewayConfig {
 }
 
 export { ConfigError };
+
+/** Orthanc's default storage cache (MaximumStorageCacheSize, 128 MB), for the whole node. */
+const defaultDicomFileCacheBytes = 128 * 2 ** 20;
 
 const defaultPorts = {
   fhir: 8080,
@@ -143,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     trustedProxies,
     ...(nodeId !== undefined ? { nodeId } : {}),
     dicomStorageDir: resolve(env.CG_DICOM_STORAGE_DIR?.trim() || join(dataDir, 'dicom')),
+    dicomFileCacheBytes: size(env, 'CG_DICOM_FILE_CACHE_SIZE', defaultDicomFileCacheBytes, true),
     bulkExport: loadBulkExportSettings(env, dataDir),
     adminSession: loadAdminSessionSettings(env),
     diskSpace: loadDiskSpaceSettings(env),

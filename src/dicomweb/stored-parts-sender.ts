@@ -6,11 +6,13 @@
  * whatever its instances' sizes, a slow client holds back the reads (no chunk comes free until
  * the kernel took one), and the chunks are reused rather than left to the garbage collector: a
  * new buffer per read made V8 run full collections for the external memory and let the resident
- * size climb by hundreds of MB under load (docs/performance.md, WADO-RS).
+ * size climb by hundreds of MB under load (docs/performance.md, WADO-RS). Files the stored-file
+ * cache holds, or reads whole for it, are copied into the same chunks from memory.
  */
 import { close, open, read } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
+import type { StoredFileCache } from '../storage/dicom/stored-file-cache.ts';
 
 export interface StoredPart {
   /** The part's header lines, each ending in CRLF (the blank line after them is added here). */
@@ -18,6 +20,8 @@ export interface StoredPart {
   path: string;
   /** The recorded size: a read that stops short of the chunk's end at this size needs no read for end-of-file. */
   sizeBytes: number;
+  /** The index row of the instance: its key in the stored-file cache. */
+  instanceId?: string;
 }
 
 const openFile = promisify(open);
@@ -75,6 +79,18 @@ class ChunkWriter {
       }
     } finally {
       close(fd, () => {});
+    }
+  }
+
+  /** Bytes already in memory (a file from the stored-file cache), copied into the chunks. */
+  async bytes(bytes: Buffer): Promise<void> {
+    let at = 0;
+    while (at < bytes.length) {
+      let chunk = await this.#current();
+      if (this.#filled === chunk.length) chunk = await this.#flush();
+      const copied = bytes.copy(chunk, this.#filled, at);
+      this.#filled += copied;
+      at += copied;
     }
   }
 
@@ -138,12 +154,14 @@ function keepSpare(chunk: Buffer): void {
  * A file that cannot be read after the answer began ends the connection (the client sees no
  * closing delimiter); that error is returned for the log, as is none when the client left.
  */
-export async function sendStoredParts(response: ServerResponse, boundary: string, parts: AsyncIterable<StoredPart>): Promise<Error | undefined> {
+export async function sendStoredParts(response: ServerResponse, boundary: string, parts: AsyncIterable<StoredPart>, cache?: StoredFileCache): Promise<Error | undefined> {
   const writer = new ChunkWriter(response);
   try {
     for await (const part of parts) {
       await writer.text(`--${boundary}\r\n${part.headers}\r\n`);
-      await writer.file(part.path, part.sizeBytes);
+      const cached = cache && part.instanceId !== undefined ? await cache.read(part.instanceId, part.path, part.sizeBytes) : undefined;
+      if (cached) await writer.bytes(cached);
+      else await writer.file(part.path, part.sizeBytes);
       await writer.text('\r\n');
     }
     await writer.text(`--${boundary}--\r\n`);

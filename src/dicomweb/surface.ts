@@ -10,6 +10,7 @@ import { renderJsonError, type HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
 import { workerNumber } from '../platform/worker.ts';
 import { StorageLayout } from '../storage/dicom/layout.ts';
+import { StoredFileCache, workerFileCacheOptions } from '../storage/dicom/stored-file-cache.ts';
 import { storeLimits } from '../storage/dicom/store-limits.ts';
 import { webWorkerTemporaryFolder } from '../storage/dicom/temporary-folders.ts';
 import { registerBrowserCors } from './browser-cors.ts';
@@ -60,7 +61,10 @@ export const dicomwebSurface: HttpSurface = {
     const { maxInstanceBytes, minFreeDiskBytes } = services.config.limits.dicom;
     const limits = storeLimits(services.config.dicomStorageDir, maxInstanceBytes, minFreeDiskBytes, () => services.diskSpace?.shortage() !== undefined);
     registerQidoRoutes(app, services);
-    registerWadoRoutes(app, services);
+    const fileCache = new StoredFileCache(workerFileCacheOptions(services.config.dicomFileCacheBytes, services.config.workers), services.metrics?.dicomFileCacheLookup);
+    services.metrics?.watchDicomFileCache(fileCache);
+    app.addHook('onClose', async () => fileCache.clear());
+    registerWadoRoutes(app, services, fileCache);
     registerRenderedRoutes(app, services);
     registerStowRoutes(app, services, { layout, storeLimits: limits, maxBodyBytes: services.config.limits.dicomweb.maxStowBytes });
   },

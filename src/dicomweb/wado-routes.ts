@@ -9,6 +9,7 @@ import { retrievableInstances, type RetrievableInstance, type RetrieveSelection 
 import { HttpProblem } from '../platform/http/http-problem.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { Services } from '../platform/services.ts';
+import type { StoredFileCache } from '../storage/dicom/stored-file-cache.ts';
 import { auditDicomwebAccess } from './access-audit.ts';
 import { readInstanceMetadata, type DicomJson } from './dicom-json.ts';
 import { parseFrameList, readFrames } from './frames.ts';
@@ -37,7 +38,8 @@ const uidParams = (level: Level) => ({
   },
 });
 
-export function registerWadoRoutes(app: FastifyInstance, services: Services): void {
+/** `fileCache`: the process's recently retrieved instances (src/storage/dicom/stored-file-cache.ts). */
+export function registerWadoRoutes(app: FastifyInstance, services: Services, fileCache?: StoredFileCache): void {
   for (const { level, path } of levels) {
     app.get<{ Params: Params }>(
       path,
@@ -52,7 +54,7 @@ export function registerWadoRoutes(app: FastifyInstance, services: Services): vo
           response: wadoResponses('multipart/related; type="application/dicom"'),
         },
       },
-      async (request, reply) => retrieveInstances(services, request, reply, level),
+      async (request, reply) => retrieveInstances(services, request, reply, level, fileCache),
     );
     app.get<{ Params: Params }>(
       `${path}/metadata`,
@@ -116,7 +118,7 @@ async function selectedInstances(services: Services, request: FastifyRequest<{ P
   return found;
 }
 
-async function retrieveInstances(services: Services, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, level: Level): Promise<FastifyReply> {
+async function retrieveInstances(services: Services, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, level: Level, fileCache: StoredFileCache | undefined): Promise<FastifyReply> {
   const { transferSyntax } = acceptMultipart(request.headers.accept, ['application/dicom'], 'multipart/related; type="application/dicom"');
   const site = siteContextOf(request);
   const selection = selectionOf(request, level);
@@ -153,10 +155,11 @@ async function retrieveInstances(services: Services, request: FastifyRequest<{ P
           `Content-Location: /studies/${instance.studyInstanceUid}/series/${instance.seriesInstanceUid}/instances/${instance.sopInstanceUid}\r\n`,
         path: storedFilePath(config, instance.storagePath),
         sizeBytes: instance.sizeBytes,
+        instanceId: instance.id,
       };
     }
   })();
-  const failed = await sendStoredParts(response, boundary, parts);
+  const failed = await sendStoredParts(response, boundary, parts, fileCache);
   if (failed) request.log.error({ err: failed, reqId: request.id }, 'WADO-RS answer ended before it was complete');
   return reply;
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sendStoredParts, type StoredPart } from '../../src/dicomweb/stored-parts-sender.ts';
+import { StoredFileCache } from '../../src/storage/dicom/stored-file-cache.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cg-stored-parts-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -27,13 +28,13 @@ async function* listed(parts: StoredPart[]): AsyncGenerator<StoredPart> {
   yield* parts;
 }
 
-/** A server answering every request with `parts`; `sent` settles with sendStoredParts's result. */
-async function serving(parts: StoredPart[]): Promise<{ server: Server; port: number; sent: Promise<Error | undefined> }> {
+/** A server answering every request with `parts`; `sent` settles with sendStoredParts's result (the first answer's). */
+async function serving(parts: StoredPart[], cache?: StoredFileCache): Promise<{ server: Server; port: number; sent: Promise<Error | undefined> }> {
   let settle!: (result: Error | undefined) => void;
   const sent = new Promise<Error | undefined>((resolve) => (settle = resolve));
   const server = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': `multipart/related; type="application/dicom"; boundary=${boundary}` });
-    void sendStoredParts(response, boundary, listed(parts)).then(settle);
+    void sendStoredParts(response, boundary, listed(parts), cache).then(settle);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as AddressInfo).port, sent };
@@ -73,6 +74,39 @@ test('each part is its file byte for byte, whatever the file size or a recorded 
     assert.ok(body.equals(expected));
     assert.equal(await sent, undefined);
   } finally {
+    server.close();
+  }
+});
+
+test('with the stored-file cache each part is still its file byte for byte, and a second answer reads no file', async () => {
+  const sizes = [0, 1, 130_000, 512 * 1024 - 7, 512 * 1024, 1_300_000, 3_000_001];
+  const contents = sizes.map((size) => randomBytes(size));
+  const parts = contents.map((bytes, i) => ({ ...part(file(`c${i}.dcm`, bytes), bytes.length), instanceId: `row-${i}` }));
+  // Wrong recorded sizes are never held: the file as it is on disk is sent, as without the cache.
+  parts.push({ ...part(file('c-shorter.dcm', contents[2]!), contents[2]!.length + 1), instanceId: 'row-shorter' });
+  parts.push({ ...part(file('c-longer.dcm', contents[3]!), contents[3]!.length - 1), instanceId: 'row-longer' });
+  contents.push(contents[2]!, contents[3]!);
+  const expected = Buffer.concat([
+    ...parts.flatMap((p, i) => [Buffer.from(`--${boundary}\r\n${p.headers}\r\n`, 'latin1'), contents[i]!, Buffer.from('\r\n')]),
+    Buffer.from(`--${boundary}--\r\n`),
+  ]);
+  const cache = new StoredFileCache({ maxBytes: 16 * 2 ** 20, maxFileBytes: 2 * 2 ** 20, idleMs: 60_000 });
+  const { server, port } = await serving(parts, cache);
+  try {
+    const first = Buffer.from(await (await fetch(`http://127.0.0.1:${port}/`)).arrayBuffer());
+    assert.ok(first.equals(expected));
+    // Every file up to the per-file limit whose size is as recorded.
+    assert.equal(cache.entries, 6);
+    const readBefore = bytesRead();
+    const second = Buffer.from(await (await fetch(`http://127.0.0.1:${port}/`)).arrayBuffer());
+    assert.ok(second.equals(expected));
+    // The client's socket reads count too: about one answer's bytes, plus the files not held (the
+    // two of a wrong recorded size twice: read whole for the cache, found not as recorded, then sent).
+    const notHeld = contents[6]!.length + 2 * (contents[7]!.length + contents[8]!.length);
+    const read = bytesRead() - readBefore;
+    assert.ok(read < expected.length + notHeld + 256 * 1024, `read ${read} bytes for an answer of ${expected.length}`);
+  } finally {
+    cache.clear();
     server.close();
   }
 });

@@ -5,6 +5,7 @@ import { startDicomListener, type DicomListener } from '../../src/dicom/listener
 import { dicomwebSurface } from '../../src/dicomweb/surface.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { createOrigin } from '../../src/platform/http/origin.ts';
+import { createGatewayMetrics } from '../../src/platform/metrics/gateway-metrics.ts';
 import type { Services } from '../../src/platform/services.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { fixturePath } from '../support/fixtures.ts';
@@ -21,12 +22,15 @@ export interface DicomwebOrigin {
   listener: DicomListener;
 }
 
-/** A DICOMweb origin listening on a loopback port, beside a DICOM listener sharing its storage. */
-export function useDicomwebOrigin(env: NodeJS.ProcessEnv = {}): DicomwebOrigin {
+/**
+ * A DICOMweb origin listening on a loopback port, beside a DICOM listener sharing its storage;
+ * `metrics`: with the service's Prometheus metrics in its services.
+ */
+export function useDicomwebOrigin(env: NodeJS.ProcessEnv = {}, options: { metrics?: boolean } = {}): DicomwebOrigin {
   const origin = {} as DicomwebOrigin;
   before(async () => {
     origin.db = await createTestDatabase();
-    origin.services = testServices(origin.db.database, env);
+    origin.services = { ...testServices(origin.db.database, env), ...(options.metrics ? { metrics: createGatewayMetrics() } : {}) };
     origin.app = await createOrigin(dicomwebSurface, origin.services);
     await origin.app.listen({ port: 0, host: '127.0.0.1' });
     const address = origin.app.server.address();

@@ -7,8 +7,9 @@
  * code): nothing a client sends becomes a label value as it is, so no site, patient, key or
  * free text can reach a scrape, and the number of series stays bounded.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../../storage/database.ts';
+import type { CacheLookup, StoredFileCache } from '../../storage/dicom/stored-file-cache.ts';
 import { offerToCluster } from './cluster-scrape.ts';
 import { observeDatabasePools } from './database-metrics.ts';
 import { hl7v2MessageType, hl7v3Interaction } from './hl7-message-types.ts';
@@ -29,6 +30,10 @@ export interface GatewayMetrics {
   dicomInstance(outcome: DicomInstanceOutcome): void;
   /** Pool gauges and connection timings of the process's database (database-metrics.ts). */
   watchDatabase(database: Database): void;
+  /** One WADO-RS instance looked up in the stored-file cache. */
+  dicomFileCacheLookup(outcome: CacheLookup): void;
+  /** The bytes the process's stored-file cache holds, as a gauge read at each scrape. */
+  watchDicomFileCache(cache: StoredFileCache): void;
 }
 
 /** Request durations from 5 ms to 30 s (the request timeout). */
@@ -62,6 +67,21 @@ export function createGatewayMetrics(): GatewayMetrics {
     labelNames: ['outcome'],
     registers: [registry],
   });
+  const fileCacheLookups = new Counter({
+    name: 'cg_dicom_file_cache_lookups_total',
+    help: 'Stored instances retrieved over WADO-RS, by how the stored-file cache answered: hit (from memory), miss (read, then held), bypass (read from disk as it is: too large, cache full, or off)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  let watchedCache: StoredFileCache | undefined;
+  new Gauge({
+    name: 'cg_dicom_file_cache_bytes',
+    help: 'Bytes of stored instances held in memory by the stored-file cache',
+    registers: [registry],
+    collect() {
+      this.set(watchedCache?.bytes ?? 0);
+    },
+  });
   const watched = new WeakSet<Database>();
   return {
     registry,
@@ -79,6 +99,12 @@ export function createGatewayMetrics(): GatewayMetrics {
     },
     dicomInstance(outcome) {
       instances.inc({ outcome });
+    },
+    dicomFileCacheLookup(outcome) {
+      fileCacheLookups.inc({ outcome });
+    },
+    watchDicomFileCache(cache) {
+      watchedCache = cache;
     },
     watchDatabase(database) {
       if (watched.has(database)) return;

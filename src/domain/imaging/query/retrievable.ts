@@ -16,6 +16,8 @@ export interface RetrieveSelection {
 
 /** What sending one stored instance needs. */
 export interface RetrievableInstance {
+  /** The index row's id: a file stored again under the same name (after a purge) is another row. */
+  id: string;
   sopInstanceUid: string;
   sopClassUid: string;
   transferSyntaxUid: string;
@@ -31,6 +33,7 @@ const pageSize = 500;
 /** An imaging_instance row (its retrieval columns) as a RetrievableInstance. */
 export function retrievableInstanceOf(row: Record<string, unknown>): RetrievableInstance {
   return {
+    id: String(row.id),
     sopInstanceUid: String(row.sop_instance_uid),
     sopClassUid: String(row.sop_class_uid),
     transferSyntaxUid: String(row.transfer_syntax_uid),
@@ -72,7 +75,7 @@ export async function* retrievableInstances(db: Queryable, site: SiteContext, se
     const siteParam = params.add(site.siteId);
     const conditions = selectionConditions(selection, params);
     const { rows } = await db.query({
-      text: `SELECT sop_instance_uid, sop_class_uid, transfer_syntax_uid, study_instance_uid, series_instance_uid, storage_path, size_bytes
+      text: `SELECT id, sop_instance_uid, sop_class_uid, transfer_syntax_uid, study_instance_uid, series_instance_uid, storage_path, size_bytes
         FROM imaging_instance WHERE site_id = ${siteParam} AND ${conditions.join(' AND ')} AND sop_instance_uid > ${params.add(after)}
         ORDER BY sop_instance_uid LIMIT ${pageSize}`,
       values: params.values,

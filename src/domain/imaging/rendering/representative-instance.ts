@@ -30,7 +30,7 @@ export interface ThumbnailSubject {
 export async function representativeInstance(db: Queryable, site: SiteContext, subject: ThumbnailSubject): Promise<RetrievableInstance | undefined> {
   const { rows } = await db.query({
     text: `WITH candidates AS (
-        SELECT i.sop_instance_uid, i.sop_class_uid, i.transfer_syntax_uid, i.study_instance_uid, i.series_instance_uid,
+        SELECT i.id, i.sop_instance_uid, i.sop_class_uid, i.transfer_syntax_uid, i.study_instance_uid, i.series_instance_uid,
                i.storage_path, i.size_bytes, i.instance_number, s.series_number
           FROM imaging_instance i
           LEFT JOIN imaging_series s ON s.site_id = i.site_id AND s.series_instance_uid = i.series_instance_uid
