@@ -55,7 +55,7 @@ export interface GatewayConfig {
   dicomStorageDir: string;
   /**
    * Bytes of recently retrieved instances a node keeps in memory, shared out between its workers
-   * (CG_DICOM_FILE_CACHE_SIZE; 0: none). See src/storage/dicom/stored-file-cache.ts.
+   * (CG_DICOM_FILE_CACHE_SIZE; 0, the default: none). See src/storage/dicom/stored-file-cache.ts.
    */
   dicomFileCacheBytes: number;
   /** FHIR Bulk Data export: file folder, expiry, limits (CG_EXPORT_*). */
@@ -70,8 +70,12 @@ export interface GatewayConfig {
 
 export { ConfigError };
 
-/** Orthanc's default storage cache (MaximumStorageCacheSize, 128 MB), for the whole node. */
-const defaultDicomFileCacheBytes = 128 * 2 ** 20;
+/**
+ * Off unless set: with one worker it retrieves the bench's small set 1.12x-1.18x Orthanc, but in
+ * the full bench with two workers it slowed that retrieval to about half (docs/performance.md,
+ * "What separated it"), which is not understood yet.
+ */
+const defaultDicomFileCacheBytes = 0;
 
 const defaultPorts = {
   fhir: 8080,

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
 import { fixture, parseMultipart, siteWithKey, stow, useDicomwebOrigin, type DicomwebOrigin } from './support.ts';
 
-const origin = useDicomwebOrigin({}, { metrics: true });
+const origin = useDicomwebOrigin({ CG_DICOM_FILE_CACHE_SIZE: '64MiB' }, { metrics: true });
 
 const ct = { study: '1.3.6.1.4.1.5962.1.2.1.20040119072730.12322', instance: '1.3.6.1.4.1.5962.1.1.1.1.1.20040119072730.12322' };
 
