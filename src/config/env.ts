@@ -71,9 +71,9 @@ export interface GatewayConfig {
 export { ConfigError };
 
 /**
- * Off unless set: with one worker it retrieves the bench's small set 1.12x-1.18x Orthanc, but in
- * the full bench with two workers it slowed that retrieval to about half (docs/performance.md,
- * "What separated it"), which is not understood yet.
+ * Off unless set: with one worker it retrieves the bench's small set 1.12x-1.18x Orthanc, but each
+ * miss allocates a buffer, and in the full bench with two workers (misses in every run) V8's full
+ * collections halved that retrieval (docs/performance.md, "Why it is off by default").
  */
 const defaultDicomFileCacheBytes = 0;
 
