@@ -61,9 +61,14 @@ export const dicomwebSurface: HttpSurface = {
     const { maxInstanceBytes, minFreeDiskBytes } = services.config.limits.dicom;
     const limits = storeLimits(services.config.dicomStorageDir, maxInstanceBytes, minFreeDiskBytes, () => services.diskSpace?.shortage() !== undefined);
     registerQidoRoutes(app, services);
-    const fileCache = new StoredFileCache(workerFileCacheOptions(services.config.dicomFileCacheBytes, services.config.workers), services.metrics?.dicomFileCacheLookup);
-    services.metrics?.watchDicomFileCache(fileCache);
-    app.addHook('onClose', async () => fileCache.clear());
+    // Off (CG_DICOM_FILE_CACHE_SIZE 0, the default): no cache at all, so retrieval is exactly as without one.
+    const fileCache = services.config.dicomFileCacheBytes > 0
+      ? new StoredFileCache(workerFileCacheOptions(services.config.dicomFileCacheBytes, services.config.workers), services.metrics?.dicomFileCacheLookup)
+      : undefined;
+    if (fileCache) {
+      services.metrics?.watchDicomFileCache(fileCache);
+      app.addHook('onClose', async () => fileCache.clear());
+    }
     registerWadoRoutes(app, services, fileCache);
     registerRenderedRoutes(app, services);
     registerStowRoutes(app, services, { layout, storeLimits: limits, maxBodyBytes: services.config.limits.dicomweb.maxStowBytes });

@@ -43,3 +43,16 @@ test('WADO-RS answers a study read again from the stored-file cache, and a file 
   assert.equal(restored.at(-1), second.at(-1));
   assert.deepEqual(await lookups(origin), { miss: 2, hit: 1 });
 });
+
+const withoutCache = useDicomwebOrigin({}, { metrics: true });
+
+test('with CG_DICOM_FILE_CACHE_SIZE unset there is no cache: nothing is looked up or held', async () => {
+  const { key } = await siteWithKey(withoutCache);
+  assert.equal((await stow(withoutCache, key, [fixture('CT_small.dcm')])).status, 200);
+  for (let i = 0; i < 2; i++) {
+    const response = await fetch(`${withoutCache.url}/studies/${ct.study}`, { headers: { 'x-api-key': key, accept: 'multipart/related; type="application/dicom"' } });
+    assert.equal(response.status, 200);
+    assert.equal(parseMultipart(Buffer.from(await response.arrayBuffer()), response.headers.get('content-type') ?? '').length, 1);
+  }
+  assert.deepEqual(await lookups(withoutCache), {});
+});

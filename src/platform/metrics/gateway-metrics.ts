@@ -69,7 +69,7 @@ export function createGatewayMetrics(): GatewayMetrics {
   });
   const fileCacheLookups = new Counter({
     name: 'cg_dicom_file_cache_lookups_total',
-    help: 'Stored instances retrieved over WADO-RS, by how the stored-file cache answered: hit (from memory), miss (read, then held), bypass (read from disk as it is: too large, cache full, or off)',
+    help: 'Stored instances retrieved over WADO-RS, by how the stored-file cache answered: hit (from memory), miss (read, then held), bypass (read from disk as it is: too large, or the cache full); none while the cache is off',
     labelNames: ['outcome'],
     registers: [registry],
   });
