@@ -10,6 +10,11 @@
  * so an idle process gives its memory back. A full cache admits nothing until entries expire:
  * unlike a least-recently-used list, a working set slightly larger than the cache, read in turn,
  * still finds most of it here instead of evicting each file just before it is needed again.
+ *
+ * Known cost, and why the service leaves it off unless configured: each miss allocates a buffer of
+ * the file's size, external memory to V8, and a burst of misses in a process with a large heap
+ * drives V8 into one full collection after another (docs/performance.md, "Why it is off by
+ * default"); blocks allocated once and reused would remove that.
  */
 import { close, open, read } from 'node:fs';
 import { promisify } from 'node:util';
