@@ -4,7 +4,7 @@ import pg from 'pg';
 import { startChild, httpAnswers, tcpAccepts, type RunningChild } from './lib/child.ts';
 import { clearSite, ensureBenchSchema, loadSites } from './dataset/load-dataset.ts';
 import { ensureDatabase } from './lib/external-database.ts';
-import { startGatewayProcess, type GatewayProcess } from './lib/gateway-process.ts';
+import { gatewaySettings, startGatewayProcess, type GatewayProcess } from './lib/gateway-process.ts';
 import { progress } from './lib/log.ts';
 import { describeMachine, loadAverageNow } from './lib/machine.ts';
 import { parseOptions } from './lib/options.ts';
@@ -292,6 +292,7 @@ const results: BenchResults = {
     workers: options.workers,
     serviceLogLevel: options.logLevel,
     scenarios: [...options.scenarios],
+    ...(Object.keys(gatewaySettings()).length > 0 ? { gatewaySettings: gatewaySettings() } : {}),
   },
   measurements,
   targets: computeTargets(measurements, { fullDataset: !options.quick, workers: options.workers }),

@@ -42,10 +42,30 @@ export interface GatewayStart {
 
 const startTimeoutMs = 180_000;
 
+/** The variables the bench sets itself (ports, folders, workers, logging): BENCH_GATEWAY_ENV cannot change them. */
+const benchOwnVariables = new Set(['CG_DATA_DIR', 'CG_BIND', 'CG_FHIR_PORT', 'CG_HL7_PORT', 'CG_MPPS_PORT', 'CG_CONNECTIVITY_PORT', 'CG_ADMIN_PORT', 'CG_DICOMWEB_PORT', 'CG_MLLP_PORT', 'CG_DICOM_PORT', 'CG_DOCS', 'CG_LOG_LEVEL', 'CG_WORKERS', 'CG_DATABASE_URL']);
+
+/**
+ * Settings of the service to measure with, from BENCH_GATEWAY_ENV (`CG_NAME=VALUE,CG_OTHER=VALUE`;
+ * empty: the service's defaults). Any other CG_ variable of the bench's own environment is left
+ * out, so that a setting is measured only when asked for, and recorded in the results.
+ */
+export function gatewaySettings(text = process.env.BENCH_GATEWAY_ENV ?? ''): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const pair of text.split(',').map((item) => item.trim()).filter(Boolean)) {
+    const equals = pair.indexOf('=');
+    const name = equals > 0 ? pair.slice(0, equals) : '';
+    if (!/^CG_[A-Z0-9_]+$/.test(name)) throw new Error(`BENCH_GATEWAY_ENV: "${pair}" is not CG_NAME=VALUE`);
+    if (benchOwnVariables.has(name)) throw new Error(`BENCH_GATEWAY_ENV: ${name} is set by the bench itself`);
+    settings[name] = pair.slice(equals + 1);
+  }
+  return settings;
+}
+
 export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' | 'logLevel' | 'workers'>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('CG_')) env[name] = value;
-  Object.assign(env, {
+  Object.assign(env, gatewaySettings(), {
     // As the launcher and `npm start` set them.
     ...serviceMallocEnvironment,
     CG_DATA_DIR: start.dataDir,

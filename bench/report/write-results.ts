@@ -66,6 +66,8 @@ export function renderMarkdown(results: BenchResults): string {
     `The service ran with CG_WORKERS=${workerCounts.join(' and CG_WORKERS=')}, each group of scenarios with every count in turn. "Workers" is the pass's CG_WORKERS: baselines (a) and (b) (HTTP and MLLP) ran with as many worker processes; Orthanc, storescp and the frame-and-ACK server are one process each, measured again in each pass. CPU % is of one core, of the system's whole process tree (supervisor and workers); "PG CPU %" is the PostgreSQL server's processes meanwhile; ms/item divides CPU time by items served (requests, messages, instances).`,
     '',
   );
+  const settings = results.settings.gatewaySettings as Record<string, string> | undefined;
+  if (settings) lines.push(`The service ran with settings other than its defaults (BENCH_GATEWAY_ENV): ${Object.entries(settings).map(([name, value]) => `${name}=${value}`).join(', ')}.`, '');
   const merged = results.settings.mergedFrom as { date: string; commit?: string; scenarios: string[] }[] | undefined;
   if (merged) {
     lines.push(`Measured in ${merged.length} invocations, each with its own baselines: ${merged.map((part) => `${part.scenarios.join(', ')} at ${part.date}${part.commit ? ` on commit \`${part.commit}\`` : ''}`).join('; ')}.`, '');
