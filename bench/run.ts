@@ -36,6 +36,8 @@ import { runMllpScenarios } from './scenarios/mllp.ts';
  */
 const root = resolve(import.meta.dirname, '..');
 const options = parseOptions(process.argv.slice(2));
+// Settings of the service other than its defaults (BENCH_GATEWAY_ENV), read once: a malformed one stops the bench before it starts.
+const measuredSettings = gatewaySettings();
 const started = performance.now();
 const workDir = join(root, 'bench', 'scratch');
 const logDir = join(workDir, 'logs');
@@ -292,7 +294,7 @@ const results: BenchResults = {
     workers: options.workers,
     serviceLogLevel: options.logLevel,
     scenarios: [...options.scenarios],
-    ...(Object.keys(gatewaySettings()).length > 0 ? { gatewaySettings: gatewaySettings() } : {}),
+    ...(Object.keys(measuredSettings).length > 0 ? { gatewaySettings: measuredSettings } : {}),
   },
   measurements,
   targets: computeTargets(measurements, { fullDataset: !options.quick, workers: options.workers }),

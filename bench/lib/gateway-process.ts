@@ -42,9 +42,6 @@ export interface GatewayStart {
 
 const startTimeoutMs = 180_000;
 
-/** The variables the bench sets itself (ports, folders, workers, logging): BENCH_GATEWAY_ENV cannot change them. */
-const benchOwnVariables = new Set(['CG_DATA_DIR', 'CG_BIND', 'CG_FHIR_PORT', 'CG_HL7_PORT', 'CG_MPPS_PORT', 'CG_CONNECTIVITY_PORT', 'CG_ADMIN_PORT', 'CG_DICOMWEB_PORT', 'CG_MLLP_PORT', 'CG_DICOM_PORT', 'CG_DOCS', 'CG_LOG_LEVEL', 'CG_WORKERS', 'CG_DATABASE_URL']);
-
 /**
  * Settings of the service to measure with, from BENCH_GATEWAY_ENV (`CG_NAME=VALUE,CG_OTHER=VALUE`;
  * empty: the service's defaults). Any other CG_ variable of the bench's own environment is left
@@ -56,7 +53,6 @@ export function gatewaySettings(text = process.env.BENCH_GATEWAY_ENV ?? ''): Rec
     const equals = pair.indexOf('=');
     const name = equals > 0 ? pair.slice(0, equals) : '';
     if (!/^CG_[A-Z0-9_]+$/.test(name)) throw new Error(`BENCH_GATEWAY_ENV: "${pair}" is not CG_NAME=VALUE`);
-    if (benchOwnVariables.has(name)) throw new Error(`BENCH_GATEWAY_ENV: ${name} is set by the bench itself`);
     settings[name] = pair.slice(equals + 1);
   }
   return settings;
@@ -65,9 +61,7 @@ export function gatewaySettings(text = process.env.BENCH_GATEWAY_ENV ?? ''): Rec
 export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' | 'logLevel' | 'workers'>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('CG_')) env[name] = value;
-  Object.assign(env, gatewaySettings(), {
-    // As the launcher and `npm start` set them.
-    ...serviceMallocEnvironment,
+  const own: Record<string, string> = {
     CG_DATA_DIR: start.dataDir,
     CG_BIND: benchHost,
     CG_FHIR_PORT: String(gatewayPorts.fhir),
@@ -82,9 +76,13 @@ export function gatewayEnv(start: Pick<GatewayStart, 'dataDir' | 'databaseUrl' |
     CG_LOG_LEVEL: start.logLevel,
     // Measured side by side with 1 and 2 workers; CPU and memory are of the whole process tree.
     CG_WORKERS: String(start.workers),
-  });
-  if (start.databaseUrl) env.CG_DATABASE_URL = start.databaseUrl;
-  return env;
+    ...(start.databaseUrl ? { CG_DATABASE_URL: start.databaseUrl } : {}),
+  };
+  const settings = gatewaySettings();
+  // The bench's own variables (ports, folders, workers, logging, the database) are not a setting to measure.
+  for (const name of Object.keys(settings)) if (name in own || name === 'CG_DATABASE_URL') throw new Error(`BENCH_GATEWAY_ENV: ${name} is set by the bench itself`);
+  // The malloc settings as the launcher and `npm start` set them.
+  return Object.assign(env, settings, serviceMallocEnvironment, own);
 }
 
 export async function startGatewayProcess(start: GatewayStart): Promise<GatewayProcess> {
