@@ -71,9 +71,10 @@ export interface GatewayConfig {
 export { ConfigError };
 
 /**
- * Off unless set: with one worker it retrieves the bench's small set 1.12x-1.18x Orthanc, but each
- * miss allocates a buffer, and in the full bench with two workers (misses in every run) V8's full
- * collections halved that retrieval (docs/performance.md, "Why it is off by default").
+ * Off unless set: with one worker it retrieves the bench's small set 1.07x-1.18x Orthanc, but its
+ * memory is resident for the life of each worker once used, and with two workers each holds only
+ * the studies it served, so the bench gains little there (docs/performance.md, "The cache's
+ * misses, cured; why it is still off by default").
  */
 const defaultDicomFileCacheBytes = 0;
 

@@ -160,8 +160,13 @@ export async function sendStoredParts(response: ServerResponse, boundary: string
     for await (const part of parts) {
       await writer.text(`--${boundary}\r\n${part.headers}\r\n`);
       const cached = cache && part.instanceId !== undefined ? await cache.read(part.instanceId, part.path, part.sizeBytes) : undefined;
-      if (cached) await writer.bytes(cached);
-      else await writer.file(part.path, part.sizeBytes);
+      if (cached) {
+        try {
+          await writer.bytes(cached.bytes);
+        } finally {
+          cached.release();
+        }
+      } else await writer.file(part.path, part.sizeBytes);
       await writer.text('\r\n');
     }
     await writer.text(`--${boundary}--\r\n`);

@@ -90,7 +90,7 @@ test('with the stored-file cache each part is still its file byte for byte, and 
     ...parts.flatMap((p, i) => [Buffer.from(`--${boundary}\r\n${p.headers}\r\n`, 'latin1'), contents[i]!, Buffer.from('\r\n')]),
     Buffer.from(`--${boundary}--\r\n`),
   ]);
-  const cache = new StoredFileCache({ maxBytes: 16 * 2 ** 20, maxFileBytes: 2 * 2 ** 20, idleMs: 60_000 });
+  const cache = new StoredFileCache({ maxBytes: 16 * 2 ** 20, blockBytes: 2 * 2 ** 20 + 1, idleMs: 60_000 });
   const { server, port } = await serving(parts, cache);
   try {
     const first = Buffer.from(await (await fetch(`http://127.0.0.1:${port}/`)).arrayBuffer());
