@@ -30,13 +30,22 @@ export function readHeader(message: Hl7Message): MessageHeader {
     receivingApplication: fieldText(msh, 5, d),
     receivingFacility: fieldText(msh, 6, d),
     messageCode: valueOf(msh, 9, 1).trim(),
-    triggerEvent: valueOf(msh, 9, 2).trim(),
+    triggerEvent: valueOf(msh, 9, 2).trim() || eventTypeCode(message),
     messageStructure: valueOf(msh, 9, 3).trim(),
     controlId: valueOf(msh, 10).trim(),
     processingId: fieldText(msh, 11, d),
     version: valueOf(msh, 12).trim(),
     versionField: fieldText(msh, 12, d),
   };
+}
+
+/**
+ * EVN-1, where HL7 v2.1 put the trigger event (its MSH-9 held the message type alone); kept in later
+ * versions "for backward compatibility only", and still what older ADT feeds rely on.
+ */
+function eventTypeCode(message: Hl7Message): string {
+  const evn = firstSegment(message, 'EVN');
+  return evn ? valueOf(evn, 1).trim() : '';
 }
 
 /** "ADT^A01" for logs and answers. */

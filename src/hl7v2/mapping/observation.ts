@@ -9,7 +9,7 @@
  */
 import type { Identifier, Observation, ObservationReferenceRange, Quantity } from '@medplum/fhirtypes';
 import { componentOf, fieldOf, hl7Null, isEmptyRepetition, valueOf, type Repetition, type Segment } from '../er7/message.ts';
-import { errorCodes, error, type Problem } from '../problems.ts';
+import { errorCodes, error, warning, type Problem } from '../problems.ts';
 import { codeableConcept, systemUri } from './coding.ts';
 import { parseHl7DateTime, type LocalTimeSetting } from './datetime.ts';
 import { readObservationIdentifier } from './observation-identifier.ts';
@@ -107,9 +107,14 @@ function mapValue(obx: Segment, observation: Observation, at: At, timeZone: stri
   switch (type) {
     case 'NM': {
       const value = parseNumber(first);
-      if (value === undefined) return [error(errorCodes.dataTypeError, `OBX-5 "${first}" is not a number (value type NM)`, at(5))];
-      observation.valueQuantity = { value, ...units(fieldOf(obx, 6)[0]) };
-      return [];
+      if (value !== undefined) {
+        observation.valueQuantity = { value, ...units(fieldOf(obx, 6)[0]) };
+        return [];
+      }
+      const bounded = boundedNumber(first);
+      if (!bounded) return [error(errorCodes.dataTypeError, `OBX-5 "${first}" is not a number (value type NM)`, at(5))];
+      observation.valueQuantity = { value: bounded.value, comparator: bounded.comparator, ...units(fieldOf(obx, 6)[0]) };
+      return [warning(errorCodes.dataTypeError, `OBX-5 "${first}" is a number with a comparator, which value type NM does not allow (SN does); stored as ${bounded.comparator} ${bounded.value}`, at(5))];
     }
     case 'SN':
       return structuredNumeric(rep, fieldOf(obx, 6)[0], observation, at);
@@ -134,6 +139,17 @@ function mapValue(obx: Segment, observation: Observation, at: At, timeZone: stri
     return [];
   }
   return [error(errorCodes.dataTypeError, `OBX-2 value type ${type} cannot be mapped to an Observation value (supported: NM, SN, ST, TX, FT, CE, CWE, CNE, DT, DTM, TS, TM)`, at(2))];
+}
+
+/**
+ * "<0.5", ">500", "<= 10": a result beyond the analyser's range, which many laboratories send as
+ * NM although HL7 gives it SN (section 2.A.73). Its meaning is not in doubt, and a FHIR Quantity
+ * carries it exactly (its comparator); refusing it would hold the whole result back.
+ */
+function boundedNumber(text: string): { comparator: NonNullable<Quantity['comparator']>; value: number } | undefined {
+  const match = /^(<=|>=|<|>)\s*(\S+)$/.exec(text);
+  const value = match ? parseNumber(match[2]!) : undefined;
+  return value === undefined ? undefined : { comparator: match![1] as NonNullable<Quantity['comparator']>, value };
 }
 
 function parseNumber(text: string): number | undefined {

@@ -30,6 +30,16 @@ test('MSH-1 and MSH-2 define the delimiters, including non-default ones', () => 
   assert.equal(readHeader(message).triggerEvent, 'A01');
 });
 
+test('an HL7 v2.1 header without a trigger event in MSH-9 takes it from EVN-1; MSH-9.2 wins when both are sent', () => {
+  const v21 = parse('MSH|^~\\&|APP|FAC|GW|GWF|20240101||ADT|C3|P|2.1\rEVN|A04|20240101\rPID|1||X1\r');
+  assert.equal(readHeader(v21.message!).messageCode, 'ADT');
+  assert.equal(readHeader(v21.message!).triggerEvent, 'A04');
+  const both = parse('MSH|^~\\&|APP|FAC|GW|GWF|20240101||ADT^A08|C4|P|2.3\rEVN|A01|20240101\rPID|1||X1\r');
+  assert.equal(readHeader(both.message!).triggerEvent, 'A08');
+  const neither = parse('MSH|^~\\&|APP|FAC|GW|GWF|20240101||ADT|C5|P|2.1\rPID|1||X1\r');
+  assert.equal(readHeader(neither.message!).triggerEvent, '');
+});
+
 test('a leading UTF-8 BOM is removed and implies UTF-8', () => {
   const result = parse(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${base}\rPID|1||1||Müller^Jörg`)]), { ...options, defaultCharset: '8859/1' });
   assert.equal(result.message!.charset, 'UNICODE UTF-8');

@@ -31,6 +31,11 @@ const cases: { name: string; msh: string; segments: string[]; rejected: boolean;
   { name: 'MRG before any PID', msh: msh('ADT^A40'), segments: ['MRG|X1', pid, 'MRG|X2'], rejected: false, found: ['E 100 MRG[1]'] },
   { name: 'OBX-11 not in table 0085', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||1||||||Q'], rejected: false, found: ['E 103 OBX[1]-11'] },
   { name: 'OBX-2 empty with a value', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1||1-1^A^LN||1||||||F'], rejected: false, found: ['E 101 OBX[1]-2'] },
+  { name: 'NM that is not a number', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||5,6||||||F'], rejected: false, found: ['E 102 OBX[1]-5'] },
+  { name: 'NM with a comparator and no number', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||>high||||||F'], rejected: false, found: ['E 102 OBX[1]-5'] },
+  { name: 'NM with a comparator is a warning', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||>500||||||F'], rejected: false, found: ['W 102 OBX[1]-5'] },
+  { name: 'ADT of HL7 v2.1: the event in EVN-1', msh: msh('ADT', { version: '2.1' }), segments: ['EVN|A01|20240101', pid], rejected: false, found: [] },
+  { name: 'ADT of HL7 v2.1 without EVN', msh: msh('ADT', { version: '2.1' }), segments: [pid], rejected: true, found: ['E 201 MSH[1]-9.2'] },
   { name: 'SN that is not structured numeric', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||~^5^+^x||||||F'], rejected: false, found: ['E 102 OBX[1]-5'] },
   { name: 'bad OBX-14', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||1||||||F|||2024-01-01'], rejected: false, found: ['E 102 OBX[1]-14'] },
   { name: 'bad DT value', msh: msh('ORU^R01'), segments: [pid, 'OBR|1||O1', 'OBX|1|DT|1-1^A^LN||20241345||||||F'], rejected: false, found: ['E 102 OBX[1]-5'] },
@@ -48,6 +53,15 @@ for (const c of cases) {
     assert.equal(result.plan === undefined, c.found.some((f) => f.startsWith('E')));
   });
 }
+
+test('NM sent with a comparator, as many laboratories do, keeps it in the quantity', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||>500|mg/dL|||||F', 'OBX|2|NM|1-2^B^LN||<= 0.05|ng/mL|||||F', 'OBX|3|NM|1-3^C^LN||7.5|mmol/L|||||F']);
+  assert.deepEqual(result.found, ['W 102 OBX[1]-5', 'W 102 OBX[2]-5']);
+  const observations = result.plan!.kind === 'results' ? result.plan!.results.map((r) => r.resource as Observation) : [];
+  assert.deepEqual(observations[0]!.valueQuantity, { value: 500, comparator: '>', unit: 'mg/dL', code: 'mg/dL' });
+  assert.deepEqual(observations[1]!.valueQuantity, { value: 0.05, comparator: '<=', unit: 'ng/mL', code: 'ng/mL' });
+  assert.deepEqual(observations[2]!.valueQuantity, { value: 7.5, unit: 'mmol/L', code: 'mmol/L' });
+});
 
 test('SN forms: comparator, range and ratio', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
