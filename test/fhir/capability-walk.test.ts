@@ -57,6 +57,9 @@ const codes: Record<string, { system: string; a: string; b: string }> = {
   Procedure: { system: 'http://snomed.info/sct', a: '80146002', b: '73761001' },
   DocumentReference: { system: 'http://loinc.org', a: '34133-9', b: '11488-4' },
 };
+const categories: Record<string, { system: string; a: string; b: string }> = {
+  Observation: { system: 'http://terminology.hl7.org/CodeSystem/observation-category', a: 'laboratory', b: 'vital-signs' },
+};
 const clinicalStatus: Record<string, { system: string; a: string; b: string }> = {
   Condition: { system: 'http://terminology.hl7.org/CodeSystem/condition-clinical', a: 'active', b: 'resolved' },
   AllergyIntolerance: { system: 'http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical', a: 'active', b: 'inactive' },
@@ -71,7 +74,7 @@ function bodyFor(type: string, which: 'a' | 'b', patient: string): Record<string
     case 'AllergyIntolerance':
       return { resourceType: type, patient: subject, clinicalStatus: coding(clinicalStatus), code: coding(codes) };
     case 'Observation':
-      return { resourceType: type, status: 'final', subject, code: coding(codes) };
+      return { resourceType: type, status: which === 'a' ? 'final' : 'preliminary', category: [coding(categories)], subject, code: coding(codes) };
     case 'Procedure':
       return { resourceType: type, status: 'completed', subject, code: coding(codes) };
     case 'DocumentReference':
@@ -164,6 +167,18 @@ const probes: Record<string, Probe> = {
     [`patient=Patient/${patients.a}`, ['a']],
     [`patient=${patients.b}`, ['b']],
   ],
+  subject: (_type, { patients }) => [
+    [`subject=Patient/${patients.a}`, ['a']],
+    [`subject=${patients.b}`, ['b']],
+    [`subject=Group/${patients.a}`, []],
+  ],
+  category: (type) => {
+    const category = seeded(categories, type, 'category');
+    return [
+      [`category=${category.a}`, ['a']],
+      [`category=${category.system}|${category.b}`, ['b']],
+    ];
+  },
   identifier: (_type, { patients }) => [
     [`identifier=urn:mrn|${patients.mrnA}`, ['a']],
     [`identifier=${patients.mrnA}`, ['a']],
@@ -214,7 +229,7 @@ async function walkIncludes(resource: RestResource, client: FhirClient, seed: Se
   assert.ok(claims.length > 0, `${resource.type} documents ${parameter} but claims no value`);
   for (const claim of claims) {
     const [source, name] = claim.split(':') as [string, string];
-    assert.equal(name, 'patient', `the walk cannot check ${parameter}=${claim}`);
+    assert.ok(name === 'patient' || name === 'subject', `the walk cannot check ${parameter}=${claim}`);
     const other = parameter === '_include' ? 'Patient' : source;
     assert.ok(seed.ids[other], `the walk has no seed for ${other}`);
     const bundle = await search(client, `/fhir/${resource.type}?_id=${seed.ids[resource.type]!.a}&${parameter}=${claim}`);

@@ -36,19 +36,32 @@ async function twoPatientsWithObservations(client: FhirClient) {
   return { mine, theirs, myObservation: await create(client, observation(mine)), theirObservation: await create(client, observation(theirs)) };
 }
 
-test('Observation?subject=Patient/X is refused with 400 naming subject and listing the supported parameters, not answered with every patient', async () => {
+test('Observation?encounter=Encounter/X is refused with 400 naming encounter and listing the supported parameters, not answered with every observation', async () => {
   const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const { mine } = await twoPatientsWithObservations(client);
-  const response = await client.request('GET', `/fhir/Observation?subject=Patient/${mine}`);
-  const outcome = refused(response, 'subject');
+  const response = await client.request('GET', `/fhir/Observation?encounter=Encounter/${mine}`);
+  const outcome = refused(response, 'encounter');
   assert.equal(outcome.issue.length, 1);
   assert.equal(outcome.issue[0]!.severity, 'error');
   assert.equal(outcome.issue[0]!.code, 'not-supported');
-  assert.match(outcome.issue[0]!.diagnostics, /search parameter subject is not supported for Observation/);
-  assert.match(outcome.issue[0]!.diagnostics, /supported: _id, _lastUpdated, patient, code, _count, _sort, _total, _summary, _elements, _include, _format, _pretty/);
+  assert.match(outcome.issue[0]!.diagnostics, /search parameter encounter is not supported for Observation/);
+  assert.match(outcome.issue[0]!.diagnostics, /supported: _id, _lastUpdated, patient, subject, code, category, status, _count, _sort, _total, _summary, _elements, _include, _format, _pretty/);
   assert.match(outcome.issue[0]!.diagnostics, /Prefer: handling=lenient/);
   // Prefer: handling=strict says the same.
-  refused(await client.request('GET', `/fhir/Observation?subject=Patient/${mine}`, { headers: { prefer: 'handling=strict' } }), 'strict');
+  refused(await client.request('GET', `/fhir/Observation?encounter=Encounter/${mine}`, { headers: { prefer: 'handling=strict' } }), 'strict');
+});
+
+test('Observation?subject=Patient/X is the patient search under R4\'s other name; subject of another type matches nothing', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const { mine, myObservation } = await twoPatientsWithObservations(client);
+  for (const query of [`subject=Patient/${mine}`, `subject=${mine}`]) {
+    const response = await client.request('GET', `/fhir/Observation?${query}`);
+    assert.equal(response.statusCode, 200, response.body);
+    assert.deepEqual((response.json() as Bundle).entry!.map((entry) => entry.resource.id), [myObservation], query);
+  }
+  const group = await client.request('GET', `/fhir/Observation?subject=Group/${mine}`);
+  assert.equal(group.statusCode, 200, group.body);
+  assert.deepEqual((group.json() as Bundle).entry ?? [], []);
 });
 
 test('every unsupported parameter is named, one issue each: unknown names, modifiers, chains, unsupported result parameters and values', async () => {
@@ -62,7 +75,7 @@ test('every unsupported parameter is named, one issue each: unknown names, modif
     ['Patient', '_elements=colour', /_elements: colour is not a top-level element of Patient/],
     ['Patient', '_include=Patient:link', /_include=Patient:link is not supported for Patient \(offered: none\)/],
     ['Observation', '_revinclude=Provenance:target', /_revinclude=Provenance:target is not supported for Observation \(offered: none\)/],
-    ['Observation', '_include=*', /_include=\* is not supported for Observation \(offered: Observation:patient\)/],
+    ['Observation', '_include=*', /_include=\* is not supported for Observation \(offered: Observation:patient, Observation:subject\)/],
     ['Observation', '_include:iterate=Observation:patient', /modifiers of _include and _revinclude \(:iterate\) are not supported/],
     ['Patient', '_sort=colour', /_sort=colour: colour is not a sort key of Patient \(_id, _lastUpdated, identifier, name, birthdate, gender/],
     ['Patient', '_contained=true', /search parameter _contained is not supported/],
@@ -80,14 +93,14 @@ test('every unsupported parameter is named, one issue each: unknown names, modif
     ['search parameter colour is not supported for Patient', 'name:exact: the modifier :exact is not supported on name (no modifiers are)', '_elements: colour is not a top-level element of Patient'],
   );
   // POST _search and conditional create refuse them too.
-  const form = await client.request('POST', '/fhir/Observation/_search', { body: 'subject=Patient/x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const form = await client.request('POST', '/fhir/Observation/_search', { body: 'encounter=Encounter/x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   refused(form, 'POST _search');
 });
 
 test('Prefer: handling=lenient ignores them, reports them, and the self link shows only what was applied', async () => {
   const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const { mine, myObservation, theirObservation } = await twoPatientsWithObservations(client);
-  const response = await client.request('GET', `/fhir/Observation?subject=Patient/${mine}&code:text=Hb&_sort=-_lastUpdated&_count=5&_elements=colour`, {
+  const response = await client.request('GET', `/fhir/Observation?encounter=Encounter/${mine}&code:text=Hb&_sort=-_lastUpdated&_count=5&_elements=colour`, {
     headers: { prefer: 'handling=lenient' },
   });
   assert.equal(response.statusCode, 200, response.body);
@@ -96,7 +109,7 @@ test('Prefer: handling=lenient ignores them, reports them, and the self link sho
   // The ignored criteria selected nothing: the client was told so, and what it got is what the self link says.
   assert.deepEqual(matches, [theirObservation, myObservation]);
   const outcome = JSON.stringify(bundle.entry!.find((entry) => entry.search.mode === 'outcome')!.resource);
-  for (const name of ['subject', 'code:text', '_elements']) assert.ok(outcome.includes(name), name);
+  for (const name of ['encounter', 'code:text', '_elements']) assert.ok(outcome.includes(name), name);
   const self = new URL(bundle.link.find((link) => link.relation === 'self')!.url);
   assert.deepEqual([...self.searchParams.keys()].sort(), ['_count', '_sort']);
 

@@ -3,6 +3,7 @@ import { DomainError, type DomainIssue } from '../errors.ts';
 import { dateRange } from './fhir-date.ts';
 import {
   internalTokenParameters,
+  patientReferenceElement,
   searchParameters,
   type StoredResourceType,
   type TokenPath,
@@ -52,10 +53,12 @@ export function indexValues(type: StoredResourceType, resource: Resource): Index
     tokens: [],
   };
   const record = resource as unknown as Record<string, unknown>;
+  // patient and subject index the same element: it is read once.
+  const referenceElement = patientReferenceElement(type);
+  if (referenceElement) values.patientId = patientReference(record, type, referenceElement, issues);
   for (const parameter of searchParameters[type]) {
     const index = parameter.index;
     if (index.kind === 'token') addTokens(values.tokens, parameter.name, index.paths, record, type, issues);
-    if (index.kind === 'patient-reference') values.patientId = patientReference(record, type, index.element, issues);
   }
   addTokens(values.tokens, 'identifier', internalTokenParameters[type], record, type, issues);
   if (resource.resourceType === 'Patient') {

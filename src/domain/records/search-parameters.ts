@@ -53,6 +53,15 @@ const patientParameter = (element: string): SearchParameterDefinition => ({
   index: { kind: 'patient-reference', element },
 });
 
+/** R4's `subject` of the types whose patient is their subject; the store holds only Patient subjects. */
+const subjectParameter: SearchParameterDefinition = {
+  name: 'subject',
+  type: 'reference',
+  description: 'Who the resource is about: Patient/{id} or a bare id (the same as patient)',
+  target: ['Patient'],
+  index: { kind: 'patient-reference', element: 'subject' },
+};
+
 const codeParameter = (description: string): SearchParameterDefinition => ({
   name: 'code',
   type: 'token',
@@ -98,12 +107,29 @@ export const searchParameters: Record<StoredResourceType, SearchParameterDefinit
       },
     },
   ],
-  Condition: [patientParameter('subject'), clinicalStatusParameter, codeParameter('The condition code')],
+  Condition: [patientParameter('subject'), subjectParameter, clinicalStatusParameter, codeParameter('The condition code')],
   AllergyIntolerance: [patientParameter('patient'), clinicalStatusParameter, codeParameter('The substance or product code')],
-  Observation: [patientParameter('subject'), codeParameter('The observation code')],
-  Procedure: [patientParameter('subject'), codeParameter('The procedure code')],
+  Observation: [
+    patientParameter('subject'),
+    subjectParameter,
+    codeParameter('The observation code'),
+    {
+      name: 'category',
+      type: 'token',
+      description: 'The kind of observation (laboratory, vital-signs, …; system|code)',
+      index: { kind: 'token', paths: [{ element: 'category', type: 'CodeableConcept' }] },
+    },
+    {
+      name: 'status',
+      type: 'token',
+      description: 'The status of the result (registered, preliminary, final, amended, corrected, cancelled, entered-in-error)',
+      index: { kind: 'token', paths: [{ element: 'status', type: 'code', system: 'http://hl7.org/fhir/observation-status' }] },
+    },
+  ],
+  Procedure: [patientParameter('subject'), subjectParameter, codeParameter('The procedure code')],
   DocumentReference: [
     patientParameter('subject'),
+    subjectParameter,
     {
       name: 'type',
       type: 'token',
