@@ -1,8 +1,10 @@
 /**
  * MLLP frame scanner (HL7 v2.5.1 Appendix C, MLLP release 2: <VT> message <FS><CR>).
  *
- * A frame ends at FS CR wherever it falls in the byte stream, so frames split across TCP reads
- * and several frames in one read both come out whole. Bytes outside a frame are counted as junk
+ * A frame ends at FS wherever it falls in the byte stream, so frames split across TCP reads
+ * and several frames in one read both come out whole. The CR after FS is not waited for: a sender
+ * that omits it and waits for its acknowledgement would otherwise wait for ever; when it comes, it
+ * is line noise between frames like any other CR. Bytes outside a frame are counted as junk
  * (reported, then discarded). A frame over the limit is not buffered: its first bytes are kept
  * (enough to address an acknowledgement) and the rest is skipped up to its end.
  */
@@ -29,7 +31,6 @@ export class FrameScanner {
   #size = 0;
   #kept = 0;
   #oversized = false;
-  #pendingEnd = false;
   #junk = 0;
 
   constructor(options: FrameScannerOptions) {
@@ -52,14 +53,6 @@ export class FrameScanner {
         i = start + 1;
         continue;
       }
-      if (this.#pendingEnd) {
-        this.#pendingEnd = false;
-        // FS CR ends the frame. FS followed by anything else is taken as the end too (lenient
-        // senders omit the CR); that byte is then scanned again as the next frame's first.
-        if (data[i] === carriageReturn) i++;
-        this.#endFrame(events);
-        continue;
-      }
       const end = data.indexOf(endBlock, i);
       const restart = data.indexOf(startBlock, i);
       if (restart >= 0 && (end < 0 || restart < end)) {
@@ -76,12 +69,8 @@ export class FrameScanner {
       }
       this.#append(data.subarray(i, end));
       i = end + 1;
-      if (i < data.length) {
-        if (data[i] === carriageReturn) i++;
-        this.#endFrame(events);
-      } else {
-        this.#pendingEnd = true;
-      }
+      if (data[i] === carriageReturn) i++;
+      this.#endFrame(events);
     }
     this.#flushJunk(events);
     return events;
@@ -103,7 +92,6 @@ export class FrameScanner {
     this.#size = 0;
     this.#kept = 0;
     this.#oversized = false;
-    this.#pendingEnd = false;
   }
 
   #append(bytes: Buffer): void {

@@ -41,6 +41,15 @@ test('an oversized frame is reported with its head, and the next frame is intact
   assert.deepEqual(frames(events), ['next']);
 });
 
+test('a frame ends at its FS even when nothing follows yet: a sender that omits the CR and waits for its ACK is answered', () => {
+  const scanner = new FrameScanner({ maxFrameBytes: 1000 });
+  assert.deepEqual(frames(scanner.push(Buffer.from('\x0bonly\x1c'))), ['only']);
+  // The CR, when it comes after all, is noise between frames, not junk and not part of the next.
+  const later = scanner.push(Buffer.from('\r\x0bnext\x1c\r'));
+  assert.deepEqual(frames(later), ['next']);
+  assert.ok(!later.some((e) => e.kind === 'junk'));
+});
+
 test('FS without CR ends a frame; a new start block abandons an unfinished frame', () => {
   const scanner = new FrameScanner({ maxFrameBytes: 1000 });
   const events = scanner.push(Buffer.concat([Buffer.from('\x0bfirst\x1c'), Buffer.from('\x0bpartial'), Buffer.from('\x0bsecond\x1c\r')]));

@@ -72,6 +72,18 @@ test('frames split byte by byte and frames coalesced in one write are answered i
   }
 });
 
+test('a sender that ends its frame with FS alone and waits is answered, and its next frame too', async () => {
+  const peer = await RawPeer.open(listener.port);
+  try {
+    for (const id of ['NOCR-1', 'NOCR-2']) {
+      peer.write(Buffer.concat([Buffer.of(0x0b), message([`PID|1||${id}^^^H^MR`], { controlId: id }), Buffer.of(0x1c)]));
+      assert.deepEqual(msa(await peer.next()), { code: 'AA', controlId: id });
+    }
+  } finally {
+    peer.end();
+  }
+});
+
 test('junk before the start block is discarded and the frame after it answered', async () => {
   const peer = await RawPeer.open(listener.port);
   try {
