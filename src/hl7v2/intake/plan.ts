@@ -28,7 +28,14 @@ export interface PlanResult {
   problems: Problem[];
 }
 
-export const acceptedEvents: Record<string, readonly string[]> = { ADT: ['A01', 'A04', 'A08', 'A40'], ORU: ['R01'] };
+export const acceptedEvents: Record<string, readonly string[]> = { ADT: ['A01', 'A04', 'A08', 'A28', 'A31', 'A40'], ORU: ['R01'] };
+
+/**
+ * Add and update person information (v2.5.1 sections 3.3.28 and 3.3.31): demographics only. Their
+ * PV1 is required by the standard but filled with pseudo data ("N", not applicable), so it is not
+ * taken as the patient's visit.
+ */
+const personOnlyEvents: readonly string[] = ['A28', 'A31'];
 
 export interface PlanOptions {
   /** IANA zone of the sender's times without a UTC offset; absent or null: read as UTC, with a warning. */
@@ -43,7 +50,7 @@ export function planMessage(message: Hl7Message, options: PlanOptions = {}): Pla
   if (header.controlId === '') problems.push(error(errorCodes.requiredFieldMissing, 'MSH-10 (message control id) is empty', { segment: 'MSH', sequence: 1, field: 10 }));
   let plan: Plan | undefined;
   if (header.messageCode === 'ADT' && header.triggerEvent === 'A40') plan = planMerge(message, problems);
-  else if (header.messageCode === 'ADT') plan = planDemographics(message, problems, options);
+  else if (header.messageCode === 'ADT') plan = planDemographics(message, problems, options, !personOnlyEvents.includes(header.triggerEvent));
   else plan = planResults(message, header, problems, options);
   const failed = problems.some((p) => p.severity === 'E');
   return failed ? { header, rejected: false, problems } : { header, plan, rejected: false, problems };
@@ -54,7 +61,8 @@ function checkHeader(header: MessageHeader): Problem[] {
   const problems: Problem[] = [];
   const events = acceptedEvents[header.messageCode];
   if (!events) {
-    problems.push(error(errorCodes.unsupportedMessageType, `message type "${header.messageCode}" is not accepted (accepted: ADT^A01, ADT^A04, ADT^A08, ADT^A40, ORU^R01)`, at(9, 1)));
+    const accepted = Object.entries(acceptedEvents).flatMap(([code, codeEvents]) => codeEvents.map((event) => `${code}^${event}`));
+    problems.push(error(errorCodes.unsupportedMessageType, `message type "${header.messageCode}" is not accepted (accepted: ${accepted.join(', ')})`, at(9, 1)));
   } else if (!events.includes(header.triggerEvent)) {
     problems.push(error(errorCodes.unsupportedEventCode, `event "${header.messageCode}^${header.triggerEvent}" is not accepted (accepted: ${events.map((e) => `${header.messageCode}^${e}`).join(', ')})`, at(9, 2)));
   }
@@ -80,12 +88,12 @@ function visitOf(message: Hl7Message, problems: Problem[], options: PlanOptions)
   return Object.keys(mapped.visit).length > 0 ? mapped.visit : undefined;
 }
 
-function planDemographics(message: Hl7Message, problems: Problem[], options: PlanOptions): Plan | undefined {
+function planDemographics(message: Hl7Message, problems: Problem[], options: PlanOptions, withVisit: boolean): Plan | undefined {
   const pid = requirePid(message, problems);
   if (!pid) return undefined;
   const mapped = mapPid(pid);
   problems.push(...mapped.problems);
-  const visit = visitOf(message, problems, options);
+  const visit = withVisit ? visitOf(message, problems, options) : undefined;
   const obx = message.segments.filter((s) => s.name === 'OBX').length;
   if (obx > 0) problems.push(warning(errorCodes.segmentSequenceError, `${obx} OBX segment(s) in an ADT message were not stored; results are taken from ORU^R01`, { segment: 'OBX' }));
   const plan: Plan = { kind: 'demographics', patient: mapped.patient, clear: mapped.cleared };

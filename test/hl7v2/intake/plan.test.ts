@@ -54,6 +54,19 @@ for (const c of cases) {
   });
 }
 
+test('add and update person (A28, A31) update the demographics and take no visit from their pseudo PV1', () => {
+  for (const event of ['A28', 'A31']) {
+    const result = plan(msh(`ADT^${event}^ADT_A05`), ['EVN|' + event, 'PID|1||ID1^^^H^MR||Doe^Jane||19800101|F', 'PV1|1|N']);
+    assert.deepEqual(result.found, [], event);
+    assert.equal(result.plan?.kind, 'demographics', event);
+    assert.equal(result.plan?.kind === 'demographics' ? result.plan.visit : 'none', undefined, event);
+    assert.equal(result.plan?.kind === 'demographics' ? result.plan.patient.name?.[0]?.family : undefined, 'Doe', event);
+  }
+  // An admission's PV1 is still its visit.
+  const admit = plan(msh('ADT^A01'), [pid, 'PV1|1|I|W1^101']);
+  assert.equal(admit.plan?.kind === 'demographics' ? admit.plan.visit?.patientClass : undefined, 'I');
+});
+
 test('NM sent with a comparator, as many laboratories do, keeps it in the quantity', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||>500|mg/dL|||||F', 'OBX|2|NM|1-2^B^LN||<= 0.05|ng/mL|||||F', 'OBX|3|NM|1-3^C^LN||7.5|mmol/L|||||F']);
   assert.deepEqual(result.found, ['W 102 OBX[1]-5', 'W 102 OBX[2]-5']);
