@@ -30,6 +30,26 @@ test('create: 201 with Location, ETag, a service id (client id ignored), version
   assert.equal(withVersion.statusCode, 201);
 });
 
+test('a reference to this server written absolute, as a search\'s fullUrl gives it, is stored relative; one to another server is refused', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody('ABS-1') })).json();
+  // The base the service gives this client in every fullUrl, read back from a search.
+  const found = (await client.request('GET', `/fhir/Patient?_id=${patient.id}`)).json();
+  const fullUrl = found.entry[0].fullUrl as string;
+  assert.match(fullUrl, new RegExp(`^https?://.+/fhir/Patient/${patient.id}$`));
+  const observation = { resourceType: 'Observation', status: 'final', code: { text: 'Hb' }, subject: { reference: fullUrl } };
+  const created = await client.request('POST', '/fhir/Observation', { body: observation });
+  assert.equal(created.statusCode, 201, created.body);
+  assert.equal(created.json().subject.reference, `Patient/${patient.id}`);
+  const listed = (await client.request('GET', `/fhir/Observation?patient=${patient.id}`)).json();
+  assert.deepEqual(listed.entry.map((entry: { resource: { id: string } }) => entry.resource.id), [created.json().id]);
+  const updated = await client.request('PUT', `/fhir/Observation/${created.json().id}`, { body: { ...observation, id: created.json().id, status: 'amended' } });
+  assert.equal(updated.statusCode, 200, updated.body);
+  assert.equal(updated.json().subject.reference, `Patient/${patient.id}`);
+  const elsewhere = await client.request('POST', '/fhir/Observation', { body: { ...observation, subject: { reference: `http://other.example/fhir/Patient/${patient.id}` } } });
+  assert.equal(elsewhere.statusCode, 400, elsewhere.body);
+});
+
 test('read: 200 with ETag; unknown and syntactically invalid ids are 404 OperationOutcomes', async () => {
   const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   const created = (await client.request('POST', '/fhir/Patient', { body: patientBody('R-1') })).json();

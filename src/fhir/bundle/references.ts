@@ -1,7 +1,8 @@
 /**
  * References inside the resources of a Bundle (https://hl7.org/fhir/R4/bundle.html#references,
  * http.html#trules): every Reference.reference is visited, wherever it is nested, and the
- * narrative is rewritten too, as the transaction rules ask.
+ * narrative is rewritten too, as the transaction rules ask. Single writes use the same walk to
+ * make this server's absolute references relative.
  */
 
 /** urn:uuid: and urn:oid: name a resource only inside its Bundle. */
@@ -38,6 +39,22 @@ export function rewriteReferences(resource: unknown, resolved: ReadonlyMap<strin
     text.div = div;
   }
   return copy;
+}
+
+/**
+ * Rewrites in place the references to this server written absolute (`{base}/Patient/{id}`, as
+ * clients copy them from a search's fullUrl) to the relative form the store keeps: the same
+ * resource either way (references.html#literal). References to other servers are left as they are.
+ */
+export function localizeReferences<T>(resource: T, base: string): T {
+  const prefix = `${base}/`;
+  visit(resource, '', (holder) => {
+    const reference = holder.reference as string;
+    if (reference.startsWith(prefix) && /^[A-Z][A-Za-z]+\/[^/]+$/.test(reference.slice(prefix.length))) {
+      holder.reference = reference.slice(prefix.length);
+    }
+  });
+  return resource;
 }
 
 function visit(node: unknown, location: string, onReference: (holder: Record<string, unknown>, location: string) => void): void {

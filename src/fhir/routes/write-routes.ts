@@ -3,8 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDomainError } from '../../domain/errors.ts';
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
+import { localizeReferences } from '../bundle/references.ts';
 import { assertJsonBody } from '../http/content-negotiation.ts';
-import { ifMatchVersion, sendJson, sendResource, versionHeaders, versionLocation } from '../http/resource-response.ts';
+import { baseUrl, ifMatchVersion, sendJson, sendResource, versionHeaders, versionLocation } from '../http/resource-response.ts';
 import { informationOutcome } from '../outcome.ts';
 import { formPairs, preference, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
 import { assertUpdateId, bodyIdOf, checkedResource, matchCriteria, noMatchError } from './write-rules.ts';
@@ -144,7 +145,7 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
 
 function resourceFrom(request: FastifyRequest, type: string): Resource {
   assertJsonBody(request);
-  return checkedResource(request.body, type);
+  return checkedResource(localizeReferences(request.body, baseUrl(request)), type);
 }
 
 /** Prefer: return=… (http.html#ops): the resource (default), nothing, or an OperationOutcome. */
