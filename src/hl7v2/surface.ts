@@ -59,7 +59,7 @@ export async function registerHl7v2Routes(app: FastifyInstance, services: Servic
       schema: {
         summary: 'Submit one HL7 v2.5.1 message (ER7)',
         description:
-          'Accepts ADT^A01, ADT^A04, ADT^A08 (demographics and visit), ADT^A28, ADT^A31 (demographics), ADT^A40 (merge MRG-1 into PID-3) and ORU^R01 (OBX results as Observations) for the site of the API key. ' +
+          'Accepts ADT^A01, ADT^A02, ADT^A03, ADT^A04, ADT^A08 (demographics and visit), ADT^A28, ADT^A31 (demographics), ADT^A40 (merge MRG-1 into PID-3) and ORU^R01 (OBX results as Observations) for the site of the API key. ' +
           'Answers with JSON carrying the HL7 ACK: 200 AA when applied; 422 AE with every problem when nothing was stored; 400 when the body is not an HL7 v2 message or its type is not accepted (AR); 503 AR when the sender must retry. ' +
           'A control id (MSH-10) already processed for the same MSH-3/MSH-4 gets the original ACK and changes nothing. Segments may end in CR, LF or CRLF; MSH-18 selects the charset, else the Content-Type charset, else UTF-8.',
         tags: ['HL7 v2'],

@@ -14,6 +14,8 @@ export interface VisitContext {
   visitNumber?: string;
   /** FHIR dateTime */
   admitTime?: string;
+  /** FHIR dateTime: the visit ended (a discharge, ADT^A03) */
+  dischargeTime?: string;
 }
 
 export interface StoredVisit extends VisitContext {

@@ -28,7 +28,7 @@ export interface PlanResult {
   problems: Problem[];
 }
 
-export const acceptedEvents: Record<string, readonly string[]> = { ADT: ['A01', 'A04', 'A08', 'A28', 'A31', 'A40'], ORU: ['R01'] };
+export const acceptedEvents: Record<string, readonly string[]> = { ADT: ['A01', 'A02', 'A03', 'A04', 'A08', 'A28', 'A31', 'A40'], ORU: ['R01'] };
 
 /**
  * Add and update person information (v2.5.1 sections 3.3.28 and 3.3.31): demographics only. Their

@@ -1,7 +1,7 @@
 /**
  * PV1 to the visit context stored against the patient (the gateway's analogue of the IG's
  * "PV1[Encounter]" map): PV1-2 patient class (table 0004), PV1-3 assigned location (PL),
- * PV1-7 attending doctor (XCN), PV1-19 visit number (CX), PV1-44 admit date/time.
+ * PV1-7 attending doctor (XCN), PV1-19 visit number (CX), PV1-44 admit and PV1-45 discharge date/time.
  */
 import type { VisitContext } from '../../domain/patients/visits.ts';
 import { componentOf, fieldOf, hl7Null, valueOf, type Segment } from '../er7/message.ts';
@@ -50,11 +50,12 @@ export function mapPv1(pv1: Segment, timeZone?: string | null): { visit: VisitCo
   }
   const visitNumber = clean(valueOf(pv1, 19));
   if (visitNumber) visit.visitNumber = visitNumber;
-  const admit = clean(valueOf(pv1, 44));
-  if (admit) {
-    const parsed = parseHl7DateTime(admit, timeZone);
-    if (parsed) visit.admitTime = parsed.dateTime;
-    else problems.push(warning(errorCodes.dataTypeError, `PV1-44 (admit date/time) "${admit}" is not a date/time; ignored`, { segment: 'PV1', sequence: pv1.sequence, field: 44 }));
+  for (const [field, name, key] of [[44, 'admit', 'admitTime'], [45, 'discharge', 'dischargeTime']] as const) {
+    const text = clean(valueOf(pv1, field));
+    if (!text) continue;
+    const parsed = parseHl7DateTime(text, timeZone);
+    if (parsed) visit[key] = parsed.dateTime;
+    else problems.push(warning(errorCodes.dataTypeError, `PV1-${field} (${name} date/time) "${text}" is not a date/time; ignored`, { segment: 'PV1', sequence: pv1.sequence, field }));
   }
   return { visit, problems };
 }

@@ -54,6 +54,28 @@ for (const c of cases) {
   });
 }
 
+/** A PV1 segment with the given fields (by number) set. */
+function pv1(fields: Record<number, string>): string {
+  const values = Array.from({ length: Math.max(...Object.keys(fields).map(Number)) }, (_, i) => fields[i + 1] ?? '');
+  return ['PV1', ...values].join('|');
+}
+
+test('a transfer (A02) and a discharge (A03) update the visit of their visit number: new location, discharge time', () => {
+  const transfer = plan(msh('ADT^A02^ADT_A02'), ['EVN|A02', pid, pv1({ 1: '1', 2: 'I', 3: 'W2^202^B', 6: 'W1^101^A', 19: 'V100' })]);
+  assert.deepEqual(transfer.found, []);
+  const moved = transfer.plan?.kind === 'demographics' ? transfer.plan.visit : undefined;
+  assert.equal(moved?.visitNumber, 'V100');
+  assert.equal(moved?.location?.text, 'W2 / 202 / B');
+  const discharge = plan(msh('ADT^A03^ADT_A03'), ['EVN|A03', pid, pv1({ 1: '1', 2: 'I', 3: 'W2^202^B', 19: 'V100', 44: '20240101080000+0000', 45: '20240105113000+0000' })]);
+  assert.deepEqual(discharge.found, []);
+  const ended = discharge.plan?.kind === 'demographics' ? discharge.plan.visit : undefined;
+  assert.equal(ended?.visitNumber, 'V100');
+  assert.equal(ended?.admitTime, '2024-01-01T08:00:00+00:00');
+  assert.equal(ended?.dischargeTime, '2024-01-05T11:30:00+00:00');
+  const badTime = plan(msh('ADT^A03'), [pid, pv1({ 1: '1', 2: 'I', 19: 'V100', 44: '20240101', 45: 'notatime' })]);
+  assert.deepEqual(badTime.found, ['W 102 PV1[1]-45']);
+});
+
 test('add and update person (A28, A31) update the demographics and take no visit from their pseudo PV1', () => {
   for (const event of ['A28', 'A31']) {
     const result = plan(msh(`ADT^${event}^ADT_A05`), ['EVN|' + event, 'PID|1||ID1^^^H^MR||Doe^Jane||19800101|F', 'PV1|1|N']);
