@@ -46,6 +46,18 @@ test('400, not 500, for hostile shapes: deep nesting, and a coding that is not a
   assert.ok(response.statusCode === 400 || response.statusCode === 422, `status ${response.statusCode}`);
 });
 
+test('400, not 500, for a Bundle entry nested thousands deep', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const deepEntry = `{"resource":{"resourceType":"Patient","extension":${'['.repeat(100_000)}${']'.repeat(100_000)}},"request":{"method":"POST","url":"Patient"}}`;
+  for (const type of ['transaction', 'batch']) {
+    const body = `{"resourceType":"Bundle","type":"${type}","entry":[${deepEntry}]}`;
+    const response = await client.request('POST', '/fhir', { body });
+    assert.ok(response.statusCode === 400 || response.statusCode === 200, `${type}: ${response.statusCode} ${response.body.slice(0, 200)}`);
+    assert.doesNotMatch(response.body, /Maximum call stack|RangeError/);
+    if (response.statusCode === 200) assert.match(response.json().entry[0].response.status, /^400/);
+  }
+});
+
 test('400, not 500, for a primitive extension that is not an object (the validator throws a plain error)', async () => {
   const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
   for (const extension of ['x', 5, ['x'], true]) {

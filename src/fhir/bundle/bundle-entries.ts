@@ -1,5 +1,6 @@
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import { resourceDefinition, type FhirResourceDefinition, type TypeInteraction } from '../capability/resource-definitions.ts';
+import { tooDeepToStore } from './references.ts';
 
 /**
  * The entries of a batch or transaction Bundle (https://hl7.org/fhir/R4/http.html#transaction),
@@ -107,6 +108,9 @@ function parseEntry(item: unknown, index: number, base: string): BundleEntry {
   const { definition, target } = entryTarget(method as EntryMethod, relative);
   const writes = target.interaction === 'create' || target.interaction === 'update' || target.interaction === 'conditional-update';
   if (writes && resource === undefined) throw new EntryProblem(400, 'invalid', `a ${method} entry carries the resource in entry.resource`);
+  // Refused here, before anything copies or serialises it: both recurse, and a resource nested
+  // thousands deep exhausted the stack (a 500). Validation would refuse it anyway (64 levels).
+  if (writes && tooDeepToStore(resource)) throw new EntryProblem(400, 'invalid', 'the resource is nested too deep to be stored (64 levels at most)');
   if (ifNoneExist !== undefined && target.interaction !== 'create') throw new EntryProblem(400, 'invalid', 'request.ifNoneExist belongs to a POST (conditional create)');
   return {
     index,

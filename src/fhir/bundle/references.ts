@@ -57,15 +57,34 @@ export function localizeReferences<T>(resource: T, base: string): T {
   return resource;
 }
 
-function visit(node: unknown, location: string, onReference: (holder: Record<string, unknown>, location: string) => void): void {
+/**
+ * Deeper than any resource the store accepts (src/domain/records/validation.ts refuses more than 64
+ * levels): the walk stops there, so a hostile body nested thousands deep cannot exhaust the stack
+ * before validation refuses it.
+ */
+const maxVisitDepth = 80;
+
+/** Deeper than any resource the store accepts; such a resource is refused, never walked. */
+export function tooDeepToStore(resource: unknown): boolean {
+  return deeperThan(resource, maxVisitDepth);
+}
+
+function deeperThan(node: unknown, limit: number): boolean {
+  if (node === null || typeof node !== 'object') return false;
+  if (limit === 0) return true;
+  return Object.values(node).some((value) => deeperThan(value, limit - 1));
+}
+
+function visit(node: unknown, location: string, onReference: (holder: Record<string, unknown>, location: string) => void, depth = 0): void {
+  if (depth > maxVisitDepth) return;
   if (Array.isArray(node)) {
-    node.forEach((item, i) => visit(item, `${location}[${i}]`, onReference));
+    node.forEach((item, i) => visit(item, `${location}[${i}]`, onReference, depth + 1));
     return;
   }
   if (node === null || typeof node !== 'object') return;
   const record = node as Record<string, unknown>;
   if (typeof record.reference === 'string') onReference(record, `${location}.reference`);
   for (const [key, value] of Object.entries(record)) {
-    if (key !== 'reference' && value !== null && typeof value === 'object') visit(value, location ? `${location}.${key}` : key, onReference);
+    if (key !== 'reference' && value !== null && typeof value === 'object') visit(value, location ? `${location}.${key}` : key, onReference, depth + 1);
   }
 }

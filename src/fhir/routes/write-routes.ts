@@ -145,7 +145,7 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
 
 function resourceFrom(request: FastifyRequest, type: string): Resource {
   assertJsonBody(request);
-  return checkedResource(localizeReferences(request.body, baseUrl(request)), type);
+  return localizeReferences(checkedResource(request.body, type), baseUrl(request));
 }
 
 /** Prefer: return=… (http.html#ops): the resource (default), nothing, or an OperationOutcome. */
