@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { http } from '../clients/http.ts';
 import { datasetSha256, type GeneratedInstance } from '../samples/dicom-instances.ts';
@@ -155,7 +156,11 @@ export function transferFilesIn(storageDir: string): string[] {
  */
 export async function checkNoOrphans(report: ScenarioReport, sql: pg.Pool, storage: string | string[], label: string): Promise<void> {
   const roots = typeof storage === 'string' ? [storage] : storage;
-  const temporary = roots.flatMap((root) => transferFilesIn(root).map((f) => relative(root, f)));
+  const left = () => roots.flatMap((root) => transferFilesIn(root).map((f) => relative(root, f)));
+  // Temporary names go asynchronously: after a commit (not awaited), and a name kept while a
+  // commit's outcome was unknown once a sweep of its worker, at most a second later, finds it indexed.
+  let temporary = left();
+  for (const deadline = Date.now() + 5_000; temporary.length > 0 && Date.now() < deadline; temporary = left()) await sleep(250);
   check(report, `${label}: no temporary DICOM file left behind`, temporary.length === 0, temporary.length ? `${temporary.length} left: ${temporary.slice(0, 3).join(', ')}` : 'no transfer in the storage tmp folder');
   const stored = roots.flatMap((root) => listFiles(root).filter((f) => !f.startsWith(join(root, 'tmp'))).map((f) => relative(root, f)));
   const indexed = new Set(((await sql.query('SELECT storage_path FROM imaging_instance')).rows as { storage_path: string }[]).map((r) => canonicalStoragePath(r.storage_path)));

@@ -5,6 +5,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { StorageLayout } from '../../src/storage/dicom/layout.ts';
 import { placedTransfer } from './support/placed-transfer.ts';
 import { writeSyntheticInstance } from './support/synthetic-instance.ts';
@@ -97,4 +98,32 @@ test('a link into a folder removed behind the listener recreates the folder', as
   await rm(dirname(dirname(layout.absolute(first.path))), { recursive: true });
   const second = await placedTransfer(layout, siteId, { study: '1.2.7', series: '1.2.7.1', instance: '1.2.7.1.2' });
   assert.equal(existsSync(layout.absolute(second.path)), true);
+});
+
+test('a name kept undecided (its commit lost with the connection) goes once the index points at its target, whoever committed it', async () => {
+  const layout = new StorageLayout(dataDir, join(dataDir, 'tmp', 'test-node', 'worker-2'));
+  const indexed = new Set<string>();
+  let databaseUp = false;
+  await layout.prepare(async () => true);
+  const siteId = randomUUID();
+  const transfer = await placedTransfer(layout, siteId, { study: '1.2.9', series: '1.2.9.4', instance: '1.2.9.4.5' });
+  await layout.prepare(async (path) => {
+    if (!databaseUp) throw new Error('the database is unavailable');
+    return indexed.has(path);
+  });
+  layout.keepUndecided(transfer.path, transfer.temp);
+  try {
+    await sleep(1_300);
+    assert.equal(existsSync(transfer.temp), true, 'kept while the index cannot answer');
+    databaseUp = true;
+    await sleep(1_300);
+    assert.equal(existsSync(transfer.temp), true, 'kept while its target is not indexed');
+    // The sender's retry was stored by another worker: its commit cannot settle this one's names.
+    indexed.add(transfer.path);
+    await sleep(1_300);
+    assert.equal(existsSync(transfer.temp), false, 'the temporary name was not released');
+    assert.equal(existsSync(layout.absolute(transfer.path)), true, 'the final name stays');
+  } finally {
+    await layout.close();
+  }
 });

@@ -27,6 +27,9 @@ export type PathExclusion = <T>(relativePath: string, work: () => Promise<T>) =>
  * durable before its final name can be, which its creation arranges (one fsync of the temporary
  * folder, shared by concurrent transfers, while the dataset is still arriving).
  */
+/** How often kept undecided names are checked against the index. */
+const undecidedSweepMs = 1_000;
+
 export class StorageLayout {
   readonly root: string;
   readonly tmpDir: string;
@@ -36,6 +39,9 @@ export class StorageLayout {
   readonly #durableFolders = new Set<string>();
   /** Temporary names kept after a commit of unknown outcome, by target, until a commit there settles it. */
   readonly #undecided = new Map<string, string[]>();
+  /** The index look-up prepare() was given, for settling undecided names later. */
+  #isIndexed: ((relativePath: string) => Promise<boolean>) | undefined;
+  #undecidedSweep: NodeJS.Timeout | undefined;
   /** Changes to one final name, one at a time: placing, replacing and taking back never interleave. */
   readonly #pathChanges = new Map<string, Promise<unknown>>();
   readonly #spares = new SpareFiles({
@@ -62,6 +68,7 @@ export class StorageLayout {
    * database is down), the temporary file stays for the next start.
    */
   async prepare(isIndexed: (relativePath: string) => Promise<boolean>, exclusively: PathExclusion = (_path, work) => work()): Promise<number> {
+    this.#isIndexed = isIndexed;
     await this.#ensureFolder(this.tmpDir);
     let removed = 0;
     for (const name of await readdir(this.tmpDir)) {
@@ -118,6 +125,8 @@ export class StorageLayout {
 
   /** Removes the spare temporary files and closes the folder descriptors (the listener has stopped storing). */
   async close(): Promise<void> {
+    clearInterval(this.#undecidedSweep);
+    this.#undecidedSweep = undefined;
     await this.#spares.close();
     await this.#directories.forgetAll();
   }
@@ -212,10 +221,25 @@ export class StorageLayout {
   /**
    * Keeps the temporary name of a transfer whose index commit has an unknown outcome (the
    * connection was lost during COMMIT): its file may be indexed or not, so both names stay until a
-   * later commit of the same target settles it (settle) or start-up recovery does.
+   * later commit of the same target settles it (settle) or start-up recovery does. The retry that
+   * settles it may be stored by another worker or node, whose commit cannot call settle here: so
+   * every second, while names are kept, the index is asked whether their targets are indexed now.
    */
   keepUndecided(relativePath: string, tempPath: string): void {
     this.#undecided.set(relativePath, [...(this.#undecided.get(relativePath) ?? []), tempPath]);
+    this.#undecidedSweep ??= setInterval(() => void this.#settleIndexed(), undecidedSweepMs).unref();
+  }
+
+  /** Settles each kept target the index now points at; one it cannot answer for waits for the next sweep. */
+  async #settleIndexed(): Promise<void> {
+    for (const target of [...this.#undecided.keys()]) {
+      const indexed = await this.#isIndexed?.(target).catch(() => false);
+      if (indexed) await this.settle(target);
+    }
+    if (this.#undecided.size === 0) {
+      clearInterval(this.#undecidedSweep);
+      this.#undecidedSweep = undefined;
+    }
   }
 
   /**
