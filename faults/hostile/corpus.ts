@@ -59,6 +59,23 @@ export function fhirBodySeeds(): Buffer[] {
   return resources.map((r) => Buffer.from(JSON.stringify(r)));
 }
 
+/**
+ * Transaction and batch Bundles of those resources, and one whose entry is nested thousands deep
+ * (copying or serialising such an entry once exhausted the stack: a 500).
+ */
+export function fhirBundleSeeds(): Buffer[] {
+  const resources = fhirBodySeeds().map((body) => JSON.parse(body.toString()) as { resourceType: string });
+  const bundles = ['transaction', 'batch'].map((type) =>
+    JSON.stringify({
+      resourceType: 'Bundle',
+      type,
+      entry: resources.map((resource, i) => ({ fullUrl: `urn:uuid:00000000-0000-4000-8000-00000000000${i}`, resource, request: { method: 'POST', url: resource.resourceType } })),
+    }),
+  );
+  const deep = `{"resourceType":"Bundle","type":"batch","entry":[{"resource":{"resourceType":"Patient","extension":${'['.repeat(20_000)}${']'.repeat(20_000)}},"request":{"method":"POST","url":"Patient"}}]}`;
+  return [...bundles, deep].map((text) => Buffer.from(text));
+}
+
 export function fhirSearchSeeds(): Buffer[] {
   return [
     'identifier=urn:oid:1.2.3.4|PIX-1',

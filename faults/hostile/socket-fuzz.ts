@@ -4,7 +4,7 @@ import { ackCode, MllpClient } from '../clients/mllp-client.ts';
 import type { GatewayProcess } from '../harness/gateway-process.ts';
 import type { ProvisionedSite } from '../harness/provision.ts';
 import { check, type ScenarioReport } from '../harness/scenario.ts';
-import { dicomPduSeeds, fhirBodySeeds, fhirSearchSeeds, hl7v2Seeds, hl7v3Seeds, mppsSeeds } from './corpus.ts';
+import { dicomPduSeeds, fhirBodySeeds, fhirBundleSeeds, fhirSearchSeeds, hl7v2Seeds, hl7v3Seeds, mppsSeeds } from './corpus.ts';
 import { mutate, Random } from './mutate.ts';
 
 /** Signs of internals leaking into an answer (DESIGN.md: no stack traces in responses). */
@@ -137,6 +137,8 @@ export async function fuzzOverSockets(report: ScenarioReport, gateway: GatewayPr
     const bodies = fhirBodySeeds();
     const queries = fhirSearchSeeds();
     add('HTTP POST /fhir/{type}: mutated FHIR JSON', fuzzHttp(gateway.ports.fhir, n(1000), random, (r) => ({ method: 'POST', path: `/fhir/${r.pick(types)}`, headers: { 'content-type': 'application/fhir+json', 'x-api-key': key }, body: mutate(r, bodies, ['{', '}', '[', '"', ':', ',', 'null', '1e999']) })));
+    const bundles = fhirBundleSeeds();
+    add('HTTP POST /fhir: mutated Bundles (transaction, batch)', fuzzHttp(gateway.ports.fhir, n(500), random, (r) => ({ method: 'POST', path: '/fhir', headers: { 'content-type': 'application/fhir+json', 'x-api-key': key }, body: mutate(r, bundles, ['{', '}', '[', ']', '"', ':', ',', 'null', 'urn:uuid:', '"request":{}']) })));
     add('HTTP GET /fhir/{type}?…: mutated search parameters', fuzzHttp(gateway.ports.fhir, n(1000), random, (r) => {
       const query = mutate(r, queries, ['&', '=', ',', '|', '%', '%00', '%zz', '_count=', 'eq']).toString('latin1').replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
       return { method: 'GET', path: `/fhir/${r.pick([...types, 'DiagnosticReport'])}?${query}`, headers: { 'x-api-key': key } };
