@@ -13,6 +13,9 @@ const maxDurableFolders = 10_000;
 /** Runs work on a final name while no other process may replace the file there (stored-path-lock.ts). */
 export type PathExclusion = <T>(relativePath: string, work: () => Promise<T>) => Promise<T>;
 
+/** How often kept undecided names are checked against the index. */
+const undecidedSweepMs = 1_000;
+
 /**
  * Where instances live in the DICOM storage folder (CG_DICOM_STORAGE_DIR, shared by the nodes):
  *   tmp/<node id>/worker-<n>/<random>~<siteId>.part        transfers, named durably as they begin
@@ -27,9 +30,6 @@ export type PathExclusion = <T>(relativePath: string, work: () => Promise<T>) =>
  * durable before its final name can be, which its creation arranges (one fsync of the temporary
  * folder, shared by concurrent transfers, while the dataset is still arriving).
  */
-/** How often kept undecided names are checked against the index. */
-const undecidedSweepMs = 1_000;
-
 export class StorageLayout {
   readonly root: string;
   readonly tmpDir: string;

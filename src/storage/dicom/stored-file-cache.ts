@@ -54,7 +54,7 @@ interface Block {
   filled: number;
   /** The keys of the files held in it. */
   keys: string[];
-  /** Files being read into it or copied out of it: while any, it is neither emptied nor freed. */
+  /** Files being read into it or copied out of it: while any, it is neither emptied nor reused. */
   leases: number;
   usedAt: number;
   /** False once the cache let go of it; a read finishing into it then holds nothing. */
@@ -75,7 +75,6 @@ export function workerFileCacheOptions(nodeBytes: number, workers: number): Stor
 
 export class StoredFileCache {
   readonly #options: StoredFileCacheOptions;
-  readonly #blockLimit: number;
   readonly #entries = new Map<string, Entry>();
   readonly #blocks: Block[] = [];
   #filling: Block | undefined;
@@ -84,9 +83,9 @@ export class StoredFileCache {
 
   constructor(options: StoredFileCacheOptions, onLookup?: (outcome: CacheLookup) => void) {
     this.#options = options;
-    this.#blockLimit = options.blockBytes > 0 ? Math.floor(options.maxBytes / options.blockBytes) : 0;
     this.#onLookup = onLookup;
-    for (let i = 0; i < this.#blockLimit; i++) {
+    const blocks = options.blockBytes > 0 ? Math.floor(options.maxBytes / options.blockBytes) : 0;
+    for (let i = 0; i < blocks; i++) {
       this.#blocks.push({ memory: Buffer.allocUnsafeSlow(options.blockBytes), filled: 0, keys: [], leases: 0, usedAt: 0, live: true });
     }
   }
