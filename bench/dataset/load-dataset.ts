@@ -66,23 +66,25 @@ WITH gen AS MATERIALIZED (
          md5('bench-patient|' || $1::text || '|' || ((k - 1) / $4::int + 1))::uuid AS patient,
          1 + (k - 1) % $4::int AS n,
          k,
+         (timestamp '2025-01-01' + (k % 100000) * interval '1 minute') AT TIME ZONE 'UTC' AS effective,
          ${nowIso} AS updated
     FROM generate_series($2::int, $3::int) AS k
 ), doc AS MATERIALIZED (
-  SELECT gen.id, gen.patient, gen.updated, c.codes[1 + (n - 1) % 10] AS code, jsonb_build_object(
+  SELECT gen.id, gen.patient, gen.updated, gen.effective, c.codes[1 + (n - 1) % 10] AS code, jsonb_build_object(
            'resourceType', 'Observation', 'id', id::text,
            'meta', jsonb_build_object('versionId', '1', 'lastUpdated', updated),
            'status', 'final',
            'code', jsonb_build_object('coding', jsonb_build_array(jsonb_build_object(
                'system', ${text(loinc)}, 'code', c.codes[1 + (n - 1) % 10], 'display', c.displays[1 + (n - 1) % 10]))),
            'subject', jsonb_build_object('reference', 'Patient/' || patient::text),
-           'effectiveDateTime', to_char(timestamp '2025-01-01' + (k % 100000) * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+           'effectiveDateTime', to_char(effective AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
            'valueQuantity', jsonb_build_object('value', round((k % 1000) / 10.0, 1), 'unit', c.units[1 + (n - 1) % 10],
                'system', 'http://unitsofmeasure.org', 'code', c.units[1 + (n - 1) % 10])) AS content
     FROM gen, (SELECT ${codes} AS codes, ${displays} AS displays, ${units} AS units) AS c
 ), current_rows AS (
-  INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content, patient_id)
-  SELECT $1::uuid, 'Observation', id, 1, updated::timestamptz, content, patient FROM doc
+  INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content, patient_id,
+                                 clinical_date_start, clinical_date_end)
+  SELECT $1::uuid, 'Observation', id, 1, updated::timestamptz, content, patient, effective, effective + interval '1 second' FROM doc
 ), version_rows AS (
   INSERT INTO clinical_resource_version (site_id, resource_type, id, version_id, last_updated, content)
   SELECT $1::uuid, 'Observation', id, 1, updated::timestamptz, content FROM doc

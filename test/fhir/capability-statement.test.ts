@@ -37,11 +37,11 @@ test('GET /fhir/metadata: R4 4.0.1 instance statement with exactly the seven typ
   const params = (type: string) =>
     Object.fromEntries(resources.find((resource) => resource.type === type)!.searchParam.filter((p) => p.type !== 'special').map((p) => [p.name, p.type]));
   assert.deepEqual(params('Patient'), { _id: 'token', _lastUpdated: 'date', identifier: 'token', name: 'string', birthdate: 'date', gender: 'token' });
-  assert.deepEqual(params('Condition'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', 'clinical-status': 'token', code: 'token' });
-  assert.deepEqual(params('AllergyIntolerance'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', 'clinical-status': 'token', code: 'token' });
-  assert.deepEqual(params('Observation'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', code: 'token', category: 'token', status: 'token' });
-  assert.deepEqual(params('Procedure'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', code: 'token' });
-  assert.deepEqual(params('DocumentReference'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', type: 'token' });
+  assert.deepEqual(params('Condition'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', 'clinical-status': 'token', code: 'token', 'onset-date': 'date' });
+  assert.deepEqual(params('AllergyIntolerance'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', 'clinical-status': 'token', code: 'token', date: 'date' });
+  assert.deepEqual(params('Observation'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', code: 'token', category: 'token', status: 'token', date: 'date' });
+  assert.deepEqual(params('Procedure'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', code: 'token', date: 'date' });
+  assert.deepEqual(params('DocumentReference'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', type: 'token', date: 'date' });
   assert.deepEqual(params('DiagnosticReport'), { _id: 'token', patient: 'reference', status: 'token' });
 });
 

@@ -65,20 +65,30 @@ const clinicalStatus: Record<string, { system: string; a: string; b: string }> =
   AllergyIntolerance: { system: 'http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical', a: 'active', b: 'inactive' },
 };
 
+// Each type's clinical date, in each of the forms its element takes: a's in 2020, b's from June 2024.
+const clinicalDates: Record<string, { a: Record<string, unknown>; b: Record<string, unknown> }> = {
+  Condition: { a: { onsetDateTime: '2020-03-04' }, b: { onsetPeriod: { start: '2024-06-01T10:00:00Z' } } },
+  AllergyIntolerance: { a: { recordedDate: '2020-03' }, b: { recordedDate: '2024-06-01T10:00:00Z' } },
+  Observation: { a: { effectiveDateTime: '2020-03-04' }, b: { effectivePeriod: { start: '2024-06-01T10:00:00Z' } } },
+  Procedure: { a: { performedPeriod: { start: '2020-03-01', end: '2020-03-04' } }, b: { performedDateTime: '2024-06-01T10:00:00+02:00' } },
+  DocumentReference: { a: { date: '2020-03-04T09:00:00Z' }, b: { date: '2024-06-01T10:00:00.250Z' } },
+};
+
 function bodyFor(type: string, which: 'a' | 'b', patient: string): Record<string, unknown> {
   const subject = { reference: `Patient/${patient}` };
   const coding = (of: Record<string, { system: string; a: string; b: string }>) => ({ coding: [{ system: of[type]!.system, code: of[type]![which] }] });
+  const date = clinicalDates[type]?.[which];
   switch (type) {
     case 'Condition':
-      return { resourceType: type, subject, clinicalStatus: coding(clinicalStatus), code: coding(codes) };
+      return { resourceType: type, subject, clinicalStatus: coding(clinicalStatus), code: coding(codes), ...date };
     case 'AllergyIntolerance':
-      return { resourceType: type, patient: subject, clinicalStatus: coding(clinicalStatus), code: coding(codes) };
+      return { resourceType: type, patient: subject, clinicalStatus: coding(clinicalStatus), code: coding(codes), ...date };
     case 'Observation':
-      return { resourceType: type, status: which === 'a' ? 'final' : 'preliminary', category: [coding(categories)], subject, code: coding(codes) };
+      return { resourceType: type, status: which === 'a' ? 'final' : 'preliminary', category: [coding(categories)], subject, code: coding(codes), ...date };
     case 'Procedure':
-      return { resourceType: type, status: 'completed', subject, code: coding(codes) };
+      return { resourceType: type, status: 'completed', subject, code: coding(codes), ...date };
     case 'DocumentReference':
-      return { resourceType: type, status: 'current', subject, type: coding(codes), content: [{ attachment: { contentType: 'text/plain', data: 'aGk=' } }] };
+      return { resourceType: type, status: 'current', subject, type: coding(codes), content: [{ attachment: { contentType: 'text/plain', data: 'aGk=' } }], ...date };
     default:
       throw new Error(`the walk has no body for ${type}`);
   }
@@ -191,6 +201,8 @@ const probes: Record<string, Probe> = {
     ['birthdate=1970-03-04', ['a']],
     ['birthdate=gt1980', ['b']],
   ],
+  date: (type) => clinicalDateProbes(type, 'date'),
+  'onset-date': (type) => clinicalDateProbes(type, 'onset-date'),
   gender: () => [
     ['gender=female', ['a']],
     ['gender=http://hl7.org/fhir/administrative-gender|male', ['b']],
@@ -219,6 +231,16 @@ const probes: Record<string, Probe> = {
   _summary: () => [['_summary=true', ['a', 'b']]],
   _elements: () => [['_elements=id', ['a', 'b']]],
 };
+
+function clinicalDateProbes(type: string, parameter: string): [string, ('a' | 'b')[]][] {
+  assert.ok(clinicalDates[type], `the walk has no seeded dates for ${type}?${parameter}, which the statement claims`);
+  return [
+    [`${parameter}=2020`, ['a']],
+    [`${parameter}=ge2024-06-01`, ['b']],
+    [`${parameter}=lt2024-06-01T12:00:01%2B02:00`, ['a', 'b']],
+    [`${parameter}=gt2020-12-31&${parameter}=lt2024`, []],
+  ];
+}
 
 const isSubsetted = (resource: { meta?: { tag?: { system: string; code: string }[] } }) =>
   (resource.meta?.tag ?? []).some((tag) => tag.system === 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue' && tag.code === 'SUBSETTED');

@@ -45,7 +45,7 @@ test('Observation?encounter=Encounter/X is refused with 400 naming encounter and
   assert.equal(outcome.issue[0]!.severity, 'error');
   assert.equal(outcome.issue[0]!.code, 'not-supported');
   assert.match(outcome.issue[0]!.diagnostics, /search parameter encounter is not supported for Observation/);
-  assert.match(outcome.issue[0]!.diagnostics, /supported: _id, _lastUpdated, patient, subject, code, category, status, _count, _sort, _total, _summary, _elements, _include, _format, _pretty/);
+  assert.match(outcome.issue[0]!.diagnostics, /supported: _id, _lastUpdated, patient, subject, code, category, status, date, _count, _sort, _total, _summary, _elements, _include, _format, _pretty/);
   assert.match(outcome.issue[0]!.diagnostics, /Prefer: handling=lenient/);
   // Prefer: handling=strict says the same.
   refused(await client.request('GET', `/fhir/Observation?encounter=Encounter/${mine}`, { headers: { prefer: 'handling=strict' } }), 'strict');

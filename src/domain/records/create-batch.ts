@@ -127,6 +127,8 @@ function batchRow(pending: PendingCreate): Record<string, unknown> {
     name_search: values.nameSearch,
     birth_date_start: values.birthDateStart,
     birth_date_end: values.birthDateEnd,
+    clinical_date_start: values.clinicalDateStart,
+    clinical_date_end: values.clinicalDateEnd,
     subject,
     tokens: values.tokens,
   };
@@ -139,16 +141,16 @@ const insertBatchStatement = `WITH input AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
       site_id uuid, resource_type text, id uuid, last_updated timestamptz, content jsonb, patient_id uuid,
       business_identifier text, active boolean, name_search text, birth_date_start date, birth_date_end date,
-      subject uuid, tokens jsonb)),
+      clinical_date_start timestamptz, clinical_date_end timestamptz, subject uuid, tokens jsonb)),
   accepted AS (
     SELECT * FROM input WHERE subject IS NULL OR EXISTS (
       SELECT 1 FROM clinical_resource c
        WHERE c.site_id = input.site_id AND c.resource_type = 'Patient' AND c.id = input.subject)),
   current_row AS (
     INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content, patient_id,
-      business_identifier, active, name_search, birth_date_start, birth_date_end)
+      business_identifier, active, name_search, birth_date_start, birth_date_end, clinical_date_start, clinical_date_end)
     SELECT site_id, resource_type, id, 1, last_updated, content, patient_id,
-      business_identifier, active, name_search, birth_date_start, birth_date_end FROM accepted
+      business_identifier, active, name_search, birth_date_start, birth_date_end, clinical_date_start, clinical_date_end FROM accepted
     RETURNING id),
   version_row AS (
     INSERT INTO clinical_resource_version (site_id, resource_type, id, version_id, last_updated, content)

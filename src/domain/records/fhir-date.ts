@@ -65,3 +65,41 @@ export function instantRange(value: string): InstantRange | undefined {
   const step = fraction ? 10 ** (3 - Math.min(fraction.length, 3)) : s !== undefined ? 1000 : 60_000;
   return { start, end: new Date(start.getTime() + step) };
 }
+
+/**
+ * An instant as PostgreSQL reads it. FHIR instants run from year 1 to 9999, but a range bound can
+ * fall outside (9999-12-31T23:59:59Z ends at year 10000; 0001-01-01T00:00:00+14:00 starts in
+ * year 0 UTC), which toISOString writes in a form PostgreSQL refuses. No stored instant lies out
+ * there, so such a bound is the infinity on its side and every comparison stays exact.
+ */
+export function timestampText(instant: Date): string {
+  const year = instant.getUTCFullYear();
+  if (year > 9999) return 'infinity';
+  if (year < 1) return '-infinity';
+  return instant.toISOString();
+}
+
+/** The instants a stored value covers, as PostgreSQL timestamps: from `start`, up to but not including `end`. */
+export interface StoredInstantRange {
+  start: string;
+  end: string;
+}
+
+/**
+ * The instants a stored dateTime, instant or Period covers (search.html#date): a dateTime to its
+ * precision, a Period from its start's first instant to its end's last, a missing start or end
+ * open on that side. Undefined for a value that is no date, or a Period with neither bound.
+ */
+export function storedInstantRange(value: unknown): StoredInstantRange | undefined {
+  if (typeof value === 'string') {
+    const range = instantRange(value);
+    return range && { start: timestampText(range.start), end: timestampText(range.end) };
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { start, end } = value as { start?: unknown; end?: unknown };
+  if (start === undefined && end === undefined) return undefined;
+  const from = start === undefined ? undefined : typeof start === 'string' ? instantRange(start) : null;
+  const to = end === undefined ? undefined : typeof end === 'string' ? instantRange(end) : null;
+  if (from === null || to === null) return undefined;
+  return { start: from ? timestampText(from.start) : '-infinity', end: to ? timestampText(to.end) : 'infinity' };
+}

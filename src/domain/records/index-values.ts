@@ -1,7 +1,8 @@
 import type { Resource } from '@medplum/fhirtypes';
 import { DomainError, type DomainIssue } from '../errors.ts';
-import { dateRange } from './fhir-date.ts';
+import { dateRange, storedInstantRange } from './fhir-date.ts';
 import {
+  clinicalDateElements,
   internalTokenParameters,
   patientReferenceElement,
   searchParameters,
@@ -18,6 +19,9 @@ export interface IndexValues {
   nameSearch: string | null;
   birthDateStart: string | null;
   birthDateEnd: string | null;
+  /** The instants of the type's clinical date (Observation.effective, …): first, and the end (exclusive). */
+  clinicalDateStart: string | null;
+  clinicalDateEnd: string | null;
   tokens: IndexToken[];
 }
 
@@ -50,6 +54,8 @@ export function indexValues(type: StoredResourceType, resource: Resource): Index
     nameSearch: null,
     birthDateStart: null,
     birthDateEnd: null,
+    clinicalDateStart: null,
+    clinicalDateEnd: null,
     tokens: [],
   };
   const record = resource as unknown as Record<string, unknown>;
@@ -61,6 +67,16 @@ export function indexValues(type: StoredResourceType, resource: Resource): Index
     if (index.kind === 'token') addTokens(values.tokens, parameter.name, index.paths, record, type, issues);
   }
   addTokens(values.tokens, 'identifier', internalTokenParameters[type], record, type, issues);
+  for (const { element } of clinicalDateElements(type)) {
+    if (record[element] === undefined) continue;
+    const range = storedInstantRange(record[element]);
+    if (range) {
+      values.clinicalDateStart = range.start;
+      values.clinicalDateEnd = range.end;
+    } else if (typeof record[element] === 'string' || hasBound(record[element])) {
+      issues.push({ message: `${element} is not a valid date`, location: `${type}.${element}` });
+    }
+  }
   if (resource.resourceType === 'Patient') {
     const value = resource.identifier?.[0]?.value;
     values.businessIdentifier = value === undefined || value.trim() === '' ? null : value;
@@ -78,6 +94,11 @@ export function indexValues(type: StoredResourceType, resource: Resource): Index
   }
   if (issues.length > 0) throw new DomainError('invalid', issues[0]!.message, issues);
   return values;
+}
+
+/** A Period with a start or an end: one with neither is valid FHIR and indexes nothing. */
+function hasBound(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && ((value as { start?: unknown }).start !== undefined || (value as { end?: unknown }).end !== undefined);
 }
 
 function addTokens(

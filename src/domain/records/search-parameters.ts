@@ -11,7 +11,17 @@ export type SearchIndexKind =
   | { kind: 'token'; paths: TokenPath[] }
   | { kind: 'patient-reference'; element: string }
   | { kind: 'name' }
-  | { kind: 'birthdate' };
+  | { kind: 'birthdate' }
+  | { kind: 'clinical-date'; elements: ClinicalDateElement[] };
+
+/**
+ * Where a type's clinical date is found: the element's name and its FHIR type. Each type has at
+ * most one such parameter, indexed in the clinical_date columns of its current row (migration 0890).
+ */
+export interface ClinicalDateElement {
+  element: string;
+  type: 'dateTime' | 'instant' | 'Period';
+}
 
 /** Where a token is found: a top-level element and the FHIR data type it has there. */
 export interface TokenPath {
@@ -76,6 +86,17 @@ const clinicalStatusParameter: SearchParameterDefinition = {
   index: { kind: 'token', paths: [{ element: 'clinicalStatus', type: 'CodeableConcept' }] },
 };
 
+/** `patient` and `subject`: two names of one search over the resource's subject. */
+const subjectParameters = [patientParameter('subject'), subjectParameter];
+
+/** A date search parameter over a type's clinical date (search.html#date): ranges, not points. */
+const clinicalDateParameter = (name: string, description: string, elements: ClinicalDateElement[]): SearchParameterDefinition => ({
+  name,
+  type: 'date',
+  description: `${description} (yyyy, yyyy-mm, yyyy-mm-dd, or a dateTime with a time zone; dates without a time are UTC days; prefixes eq, ne, lt, le, gt, ge)`,
+  index: { kind: 'clinical-date', elements },
+});
+
 /** The public search parameters of each stored type (DESIGN.md section 1, the seed table). */
 export const searchParameters: Record<StoredResourceType, SearchParameterDefinition[]> = {
   Patient: [
@@ -107,11 +128,23 @@ export const searchParameters: Record<StoredResourceType, SearchParameterDefinit
       },
     },
   ],
-  Condition: [patientParameter('subject'), subjectParameter, clinicalStatusParameter, codeParameter('The condition code')],
-  AllergyIntolerance: [patientParameter('patient'), clinicalStatusParameter, codeParameter('The substance or product code')],
+  Condition: [
+    ...subjectParameters,
+    clinicalStatusParameter,
+    codeParameter('The condition code'),
+    clinicalDateParameter('onset-date', 'When the condition began (onsetDateTime or onsetPeriod)', [
+      { element: 'onsetDateTime', type: 'dateTime' },
+      { element: 'onsetPeriod', type: 'Period' },
+    ]),
+  ],
+  AllergyIntolerance: [
+    patientParameter('patient'),
+    clinicalStatusParameter,
+    codeParameter('The substance or product code'),
+    clinicalDateParameter('date', 'When the allergy was recorded (recordedDate)', [{ element: 'recordedDate', type: 'dateTime' }]),
+  ],
   Observation: [
-    patientParameter('subject'),
-    subjectParameter,
+    ...subjectParameters,
     codeParameter('The observation code'),
     {
       name: 'category',
@@ -125,17 +158,29 @@ export const searchParameters: Record<StoredResourceType, SearchParameterDefinit
       description: 'The status of the result (registered, preliminary, final, amended, corrected, cancelled, entered-in-error)',
       index: { kind: 'token', paths: [{ element: 'status', type: 'code', system: 'http://hl7.org/fhir/observation-status' }] },
     },
+    clinicalDateParameter('date', 'When the observation applies (effectiveDateTime, effectivePeriod or effectiveInstant)', [
+      { element: 'effectiveDateTime', type: 'dateTime' },
+      { element: 'effectivePeriod', type: 'Period' },
+      { element: 'effectiveInstant', type: 'instant' },
+    ]),
   ],
-  Procedure: [patientParameter('subject'), subjectParameter, codeParameter('The procedure code')],
+  Procedure: [
+    ...subjectParameters,
+    codeParameter('The procedure code'),
+    clinicalDateParameter('date', 'When the procedure was performed (performedDateTime or performedPeriod)', [
+      { element: 'performedDateTime', type: 'dateTime' },
+      { element: 'performedPeriod', type: 'Period' },
+    ]),
+  ],
   DocumentReference: [
-    patientParameter('subject'),
-    subjectParameter,
+    ...subjectParameters,
     {
       name: 'type',
       type: 'token',
       description: 'The kind of document (LOINC if possible)',
       index: { kind: 'token', paths: [{ element: 'type', type: 'CodeableConcept' }] },
     },
+    clinicalDateParameter('date', 'When the document reference was created (date)', [{ element: 'date', type: 'instant' }]),
   ],
 };
 
@@ -151,6 +196,14 @@ export const internalTokenParameters: Record<StoredResourceType, TokenPath[]> = 
   Procedure: [{ element: 'identifier', type: 'Identifier' }],
   DocumentReference: [{ element: 'identifier', type: 'Identifier' }],
 };
+
+/** Where the type's clinical date is found, when it has a date search parameter besides _lastUpdated. */
+export function clinicalDateElements(type: StoredResourceType): ClinicalDateElement[] {
+  for (const parameter of searchParameters[type]) {
+    if (parameter.index.kind === 'clinical-date') return parameter.index.elements;
+  }
+  return [];
+}
 
 /** The element holding the Patient reference of each non-Patient type. */
 export function patientReferenceElement(type: StoredResourceType): string | undefined {

@@ -1,6 +1,7 @@
 import type { Resource } from '@medplum/fhirtypes';
 import type { Queryable } from '../../storage/database.ts';
 import type { SiteContext } from '../site-context.ts';
+import { timestampText } from './fhir-date.ts';
 import { isResourceId, normalizeForNameSearch } from './index-values.ts';
 import { present } from './read.ts';
 import { searchParameters, type StoredResourceType } from './search-parameters.ts';
@@ -25,7 +26,8 @@ export type SearchCondition =
   | { kind: 'patient'; ids: string[] }
   | { kind: 'name'; values: string[] }
   | { kind: 'birthdate'; values: { prefix: ComparisonPrefix; start: string; end: string }[] }
-  | { kind: 'last-updated'; values: { prefix: ComparisonPrefix; start: Date; end: Date }[] };
+  | { kind: 'last-updated'; values: { prefix: ComparisonPrefix; start: Date; end: Date }[] }
+  | { kind: 'clinical-date'; values: { prefix: ComparisonPrefix; start: Date; end: Date }[] };
 
 /**
  * One key of _sort (search.html#sort): `_id`, `_lastUpdated` or a search parameter of the type.
@@ -118,6 +120,8 @@ function sortColumn(sql: SqlBuilder, type: StoredResourceType, key: SearchSortKe
     case 'birthdate':
       // A partial date is a range: ascending orders by its first day, descending by its last.
       return { expression: key.descending ? 'r.birth_date_end' : 'r.birth_date_start', cast: 'date', nullable: true };
+    case 'clinical-date':
+      return { expression: key.descending ? 'r.clinical_date_end' : 'r.clinical_date_start', cast: 'timestamptz', nullable: true };
     case 'token':
       // Several codes: ascending orders by the lowest, descending by the highest (as R5 says).
       return {
@@ -273,27 +277,33 @@ function conditionSql(sql: SqlBuilder, condition: SearchCondition): string {
         .join(' OR ')})`;
     case 'birthdate':
       return `(${condition.values
-        .map((value) => rangeSql(value.prefix, 'r.birth_date_start', 'r.birth_date_end', () => `${sql.add(value.start)}::date`, () => `${sql.add(value.end)}::date`, true))
+        .map((value) => rangeSql(value.prefix, 'r.birth_date_start', 'r.birth_date_end', () => `${sql.add(value.start)}::date`, () => `${sql.add(value.end)}::date`, 'days'))
         .join(' OR ')})`;
+    case 'clinical-date':
+      return instantRangesSql(sql, condition.values, 'r.clinical_date_start', 'r.clinical_date_end', 'span');
     case 'last-updated':
-      return `(${condition.values
-        .map((value) =>
-          rangeSql(
-            value.prefix,
-            'r.last_updated',
-            'r.last_updated',
-            () => `${sql.add(timestampText(value.start))}::timestamptz`,
-            () => `${sql.add(timestampText(value.end))}::timestamptz`,
-            false,
-          ),
-        )
-        .join(' OR ')})`;
+      return instantRangesSql(sql, condition.values, 'r.last_updated', 'r.last_updated', 'point');
   }
 }
 
+/** Values of an instant parameter, ORed. */
+function instantRangesSql(sql: SqlBuilder, values: { prefix: ComparisonPrefix; start: Date; end: Date }[], low: string, high: string, stored: StoredRange): string {
+  const bound = (instant: Date) => () => `${sql.add(timestampText(instant))}::timestamptz`;
+  return `(${values.map((value) => rangeSql(value.prefix, low, high, bound(value.start), bound(value.end), stored)).join(' OR ')})`;
+}
+
+/**
+ * How a target's bounds are stored: `days`, the first and last day of a date (both inclusive);
+ * `point`, one instant in both (last_updated); `span`, the first instant and the instant just
+ * after the last (exclusive), as stored for clinical dates.
+ */
+type StoredRange = 'days' | 'point' | 'span';
+
 /**
  * FHIR date comparison of a target range [low, high] with a search range [start, end]
- * (search.html#prefix). Day ranges are inclusive at both ends; instant ranges end exclusively.
+ * (search.html#prefix). A search range of days is inclusive at both ends, one of instants ends
+ * exclusively. eq: the search range contains the target's; ne: it does not; lt, gt: the target
+ * starts before, or ends after, the search range; le, ge: as lt, gt, or overlapping it.
  */
 function rangeSql(
   prefix: ComparisonPrefix,
@@ -301,13 +311,14 @@ function rangeSql(
   high: string,
   start: () => string,
   end: () => string,
-  inclusiveEnd: boolean,
+  stored: StoredRange,
 ): string {
   // Parameters are added only when used: PostgreSQL refuses unreferenced ones.
   // For day ranges, eq also bounds both ends from both sides (equivalent, since low <= high): the
   // planner estimates a bounded range well, and two open-ended ones badly.
   const eq = () => {
-    if (!inclusiveEnd) return `(${low} >= ${start()} AND ${high} < ${end()})`;
+    if (stored === 'point') return `(${low} >= ${start()} AND ${high} < ${end()})`;
+    if (stored === 'span') return `(${low} >= ${start()} AND ${high} <= ${end()})`;
     const s = start();
     const e = end();
     return `(${low} >= ${s} AND ${low} <= ${e} AND ${high} >= ${s} AND ${high} <= ${e})`;
@@ -320,25 +331,12 @@ function rangeSql(
     case 'lt':
       return `${low} < ${start()}`;
     case 'le':
-      return inclusiveEnd ? `${low} <= ${end()}` : `${low} < ${end()}`;
+      return stored === 'days' ? `${low} <= ${end()}` : `${low} < ${end()}`;
     case 'gt':
-      return inclusiveEnd ? `${high} > ${end()}` : `${high} >= ${end()}`;
+      return stored === 'point' ? `${high} >= ${end()}` : `${high} > ${end()}`;
     case 'ge':
-      return `${high} >= ${start()}`;
+      return stored === 'span' ? `${high} > ${start()}` : `${high} >= ${start()}`;
   }
-}
-
-/**
- * An instant as PostgreSQL reads it. FHIR instants run from year 1 to 9999, but a range bound can
- * fall outside (9999-12-31T23:59:59Z ends at year 10000; 0001-01-01T00:00:00+14:00 starts in
- * year 0 UTC), which toISOString writes in a form PostgreSQL refuses. No stored instant lies out
- * there, so such a bound is the infinity on its side and every comparison stays exact.
- */
-function timestampText(instant: Date): string {
-  const year = instant.getUTCFullYear();
-  if (year > 9999) return 'infinity';
-  if (year < 1) return '-infinity';
-  return instant.toISOString();
 }
 
 function escapeLike(value: string): string {

@@ -249,7 +249,7 @@ async function writeRows(
 ): Promise<void> {
   const element = patientReferenceElement(type);
   const subject = element ? values.patientId : null;
-  const params = [...rowValues(site, type, resource, values), subject];
+  const params = [...rowValues(site, type, resource, values), subject, values.clinicalDateStart, values.clinicalDateEnd];
   if (mode === 'update') {
     await tx.query({
       name: 'records-delete-tokens',
@@ -260,11 +260,12 @@ async function writeRows(
   const current =
     mode === 'insert'
       ? `INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content, patient_id,
-           business_identifier, active, name_search, birth_date_start, birth_date_end)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM subject_known
+           business_identifier, active, name_search, birth_date_start, birth_date_end, clinical_date_start, clinical_date_end)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $17::timestamptz, $18::timestamptz FROM subject_known
          RETURNING id`
       : `UPDATE clinical_resource SET version_id = $4, last_updated = $5, content = $6, patient_id = $7,
-           business_identifier = $8, active = $9, name_search = $10, birth_date_start = $11, birth_date_end = $12
+           business_identifier = $8, active = $9, name_search = $10, birth_date_start = $11, birth_date_end = $12,
+           clinical_date_start = $17::timestamptz, clinical_date_end = $18::timestamptz
          FROM subject_known
          WHERE site_id = $1 AND resource_type = $2 AND id = $3
          RETURNING id`;

@@ -210,9 +210,9 @@ function condition(parameter: FhirSearchParameter, values: string[]): SearchCond
     case 'string':
       return { kind: 'name', values: values.map(unescape) };
     case 'date':
-      return parameter.name === '_lastUpdated'
-        ? { kind: 'last-updated', values: values.map((value) => instantValue(parameter.name, value)) }
-        : { kind: 'birthdate', values: values.map((value) => dayValue(parameter.name, value)) };
+      // birthdate is a date (days); _lastUpdated and the clinical dates are instants.
+      if (parameter.name === 'birthdate') return { kind: 'birthdate', values: values.map((value) => dayValue(parameter.name, value)) };
+      return { kind: parameter.name === '_lastUpdated' ? 'last-updated' : 'clinical-date', values: values.map((value) => instantValue(parameter.name, value)) };
   }
 }
 

@@ -43,6 +43,9 @@ try {
     ['Observation code (1 in 50)', 'Observation', [{ kind: 'token', param: 'code', values: [{ system: 'http://loinc.org', code: 'L-7' }] }], []],
     ['Observation patient + code', 'Observation', [{ kind: 'patient', ids: [patientId] }, { kind: 'token', param: 'code', values: [{ code: 'L-7' }] }], []],
     ['Observation _lastUpdated=ge(now-1h)', 'Observation', [{ kind: 'last-updated', values: [{ prefix: 'ge', start: new Date(Date.now() - 3_600_000), end: new Date() }] }], []],
+    ['Observation date=ge(now-1d)', 'Observation', [{ kind: 'clinical-date', values: [{ prefix: 'ge', start: new Date(Date.now() - 86_400_000), end: new Date(Date.now() - 86_399_000) }] }], []],
+    ['Observation date=(one day, 30 days ago)', 'Observation', [{ kind: 'clinical-date', values: [{ prefix: 'eq', start: new Date(Date.now() - 30 * 86_400_000), end: new Date(Date.now() - 29 * 86_400_000) }] }], []],
+    ['Observation patient + date=ge(a year ago), -date', 'Observation', [{ kind: 'patient', ids: [patientId] }, { kind: 'clinical-date', values: [{ prefix: 'ge', start: new Date(Date.now() - 365 * 86_400_000), end: new Date(Date.now() - 364 * 86_400_000) }] }], [{ key: 'date', descending: true }]],
   ];
   for (const [name, type, conditions, sort] of cases) {
     for (const paged of [false, true]) {
@@ -85,10 +88,10 @@ async function fill(database: Database, siteId: string, n: number): Promise<void
   // Observations: one per patient on average, 50 codes.
   await database.query(
     `WITH patients AS (SELECT id, row_number() OVER () AS k FROM clinical_resource WHERE site_id = $1 AND resource_type = 'Patient')
-     INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content, patient_id)
+     INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content, patient_id, clinical_date_start, clinical_date_end)
      SELECT $1, 'Observation', gen_random_uuid(), 1, now() - (i || ' seconds')::interval,
             jsonb_build_object('resourceType', 'Observation', 'status', 'final', 'code', jsonb_build_object('coding', jsonb_build_array(jsonb_build_object('system', 'http://loinc.org', 'code', 'L-' || (i % 50))))),
-            p.id
+            p.id, now() - (i || ' minutes')::interval, now() - (i || ' minutes')::interval + interval '1 second'
        FROM generate_series(1, $2::int) AS i JOIN patients p ON p.k = 1 + (i::bigint * 7919) % $2::int`,
     [siteId, n],
   );

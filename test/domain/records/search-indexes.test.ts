@@ -41,6 +41,11 @@ const cases: [string, SearchRequest['type'], SearchCondition[]][] = [
   ['code', 'Observation', [{ kind: 'token', param: 'code', values: [{ system: 'http://loinc.org', code: '718-7' }] }]],
   ['clinical-status', 'Condition', [{ kind: 'token', param: 'clinical-status', values: [{ code: 'active' }] }]],
   ['type', 'DocumentReference', [{ kind: 'token', param: 'type', values: [{ code: '34133-9' }] }]],
+  ...(['eq', 'ne', 'lt', 'le', 'gt', 'ge'] as const).map((prefix): [string, SearchRequest['type'], SearchCondition[]] => [
+    `date ${prefix}`,
+    'Observation',
+    [{ kind: 'clinical-date', values: [{ prefix, start: new Date('2026-01-01'), end: new Date('2026-01-02') }] }],
+  ]),
 ];
 
 test('every search parameter, sort and paging position is served by an index', async () => {
