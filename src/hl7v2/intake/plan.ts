@@ -18,7 +18,14 @@ import { errorCodes, error, warning, type Problem } from '../problems.ts';
 export type Plan =
   | { kind: 'demographics'; patient: Patient; clear: DemographicElement[]; visit?: VisitContext }
   | { kind: 'merge'; merges: { sourceIdentifier: string; target: Patient; location: Segment }[] }
-  | { kind: 'results'; patient: Patient; visit?: VisitContext; results: IncomingResult[] };
+  | { kind: 'results'; groups: PatientResults[] };
+
+/** One PATIENT_RESULT group of an ORU^R01: a patient and the results filed under it. */
+export interface PatientResults {
+  patient: Patient;
+  visit?: VisitContext;
+  results: IncomingResult[];
+}
 
 export interface PlanResult {
   header: MessageHeader;
@@ -80,8 +87,9 @@ function requirePid(message: Hl7Message, problems: Problem[]): Segment | undefin
   return pid;
 }
 
-function visitOf(message: Hl7Message, problems: Problem[], options: PlanOptions): VisitContext | undefined {
-  const pv1 = message.segments.find((s) => s.name === 'PV1');
+/** The visit of the first PV1 among `segments` (a message's, or one patient group's). */
+function visitOf(segments: readonly Segment[], problems: Problem[], options: PlanOptions): VisitContext | undefined {
+  const pv1 = segments.find((s) => s.name === 'PV1');
   if (!pv1) return undefined;
   const mapped = mapPv1(pv1, options.timeZone);
   problems.push(...mapped.problems);
@@ -93,7 +101,7 @@ function planDemographics(message: Hl7Message, problems: Problem[], options: Pla
   if (!pid) return undefined;
   const mapped = mapPid(pid);
   problems.push(...mapped.problems);
-  const visit = withVisit ? visitOf(message, problems, options) : undefined;
+  const visit = withVisit ? visitOf(message.segments, problems, options) : undefined;
   const obx = message.segments.filter((s) => s.name === 'OBX').length;
   if (obx > 0) problems.push(warning(errorCodes.segmentSequenceError, `${obx} OBX segment(s) in an ADT message were not stored; results are taken from ORU^R01`, { segment: 'OBX' }));
   const plan: Plan = { kind: 'demographics', patient: mapped.patient, clear: mapped.cleared };
@@ -134,22 +142,52 @@ function planMerge(message: Hl7Message, problems: Problem[]): Plan | undefined {
 }
 
 /**
- * ORU^R01: PID, then ORDER_OBSERVATION groups of [ORC] OBR {NTE} ... {OBX {NTE}} (v2.5.1 section
- * 7.3.1). An NTE after the OBR comments on the order: its text is a note of every Observation of
- * the order, before the Observation's own notes (the NTE after its OBX). A note with nowhere to
- * go is not stored, and the ACK says so.
+ * ORU^R01: one or more PATIENT_RESULT groups (v2.5.1 section 7.3.1), each a PID with its
+ * ORDER_OBSERVATION groups of [ORC] OBR {NTE} ... {OBX {NTE}}. Each group's results are filed
+ * under its own PID's patient: laboratory systems batch the results of several patients in one
+ * message (v2.3 feeds do it often), and taking every result for the first PID's patient would put
+ * them in the wrong chart. An NTE after the OBR comments on the order: its text is a note of every
+ * Observation of the order, before the Observation's own notes (the NTE after its OBX). A note
+ * with nowhere to go is not stored, and the ACK says so.
  */
 function planResults(message: Hl7Message, header: MessageHeader, problems: Problem[], options: PlanOptions): Plan | undefined {
-  const pid = requirePid(message, problems);
-  const mapped = pid ? mapPid(pid) : undefined;
-  if (mapped) problems.push(...mapped.problems);
-  const visit = visitOf(message, problems, options);
+  if (!requirePid(message, problems)) return undefined;
+  const assumedUtc = { value: false };
+  const groups = patientResultGroups(message).map((segments) => planPatientResults(segments, header, problems, options, assumedUtc));
+  const results = groups.flatMap((group) => group.results);
+  warnRepeatedIdentities(results, problems);
+  warnSegmentsNotStored(message, problems);
+  if (results.length === 0 && !problems.some((p) => p.severity === 'E')) {
+    problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
+  }
+  if (assumedUtc.value) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC: no time zone is set for this site or integration client'));
+  return { kind: 'results', groups };
+}
+
+/**
+ * The segments of each PATIENT_RESULT group: from a PID up to the next PID. Segments before the
+ * first PID (MSH, SFT) belong to no patient.
+ */
+function patientResultGroups(message: Hl7Message): Segment[][] {
+  const groups: Segment[][] = [];
+  for (const segment of message.segments) {
+    if (segment.name === 'PID') groups.push([segment]);
+    else groups[groups.length - 1]?.push(segment);
+  }
+  return groups;
+}
+
+/** One PATIENT_RESULT group (its PID first) to its patient, visit and results. */
+function planPatientResults(segments: Segment[], header: MessageHeader, problems: Problem[], options: PlanOptions, assumedUtc: { value: boolean }): PatientResults {
+  const mapped = mapPid(segments[0]!);
+  problems.push(...mapped.problems);
+  const visit = visitOf(segments, problems, options);
+  const hasResults = segments.some((s) => s.name === 'OBX');
   const results: IncomingResult[] = [];
   let obr: Segment | undefined;
   let orc: Segment | undefined;
   let orderNotes: Annotation[] = [];
   let orderNotesKept = false;
-  let assumedUtc = false;
   // What an NTE here would comment on: an Observation, the order (right after its OBR, or after
   // its notes), or nothing the service keeps (named for the warning).
   let noteTarget: { observation: Observation } | 'order' | { segment: Segment } | undefined;
@@ -160,7 +198,7 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
     orderNotes = [];
     orderNotesKept = false;
   };
-  for (const segment of message.segments) {
+  for (const segment of segments) {
     if (segment.name === 'NTE') {
       const text = fieldOf(segment, 3).map((rep) => rep.map((component) => component.join('&')).join('^')).join('\n').trim();
       if (!text) continue;
@@ -178,7 +216,7 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
       endOrder();
       obr = segment;
       noteTarget = 'order';
-      if (!orderNumber({ obr, orc }) && message.segments.some((s) => s.name === 'OBX')) {
+      if (!orderNumber({ obr, orc }) && hasResults) {
         problems.push(warning(errorCodes.requiredFieldMissing, `OBR[${obr.sequence}] has no order number (OBR-3, OBR-2, ORC-3, ORC-2): its results are identified by their code and time, so a correction with another time is stored as a new result`, { segment: 'OBR', sequence: obr.sequence, field: 3 }));
       }
     } else if (segment.name === 'OBX' && documentValueTypes.has(valueOf(segment, 2).trim().toUpperCase())) {
@@ -195,20 +233,12 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
         }
         noteTarget = { observation: result.observation };
         results.push({ resource: result.observation, formerIdentifiers: result.formerIdentifiers });
-        if (/T\d\d:\d\d:\d\d(\.\d+)?Z$/.test(result.observation.effectiveDateTime ?? '') && !/[+-]\d{4}$/.test(valueOf(segment, 14) || valueOf(obr, 7))) assumedUtc = true;
+        if (/T\d\d:\d\d:\d\d(\.\d+)?Z$/.test(result.observation.effectiveDateTime ?? '') && !/[+-]\d{4}$/.test(valueOf(segment, 14) || valueOf(obr, 7))) assumedUtc.value = true;
       }
     }
   }
   endOrder();
-  warnRepeatedIdentities(results, problems);
-  warnSegmentsNotStored(message, problems);
-  if (results.length === 0 && !problems.some((p) => p.severity === 'E')) {
-    problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
-  }
-  if (assumedUtc) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC: no time zone is set for this site or integration client'));
-  if (!mapped) return undefined;
-  const plan: Plan = { kind: 'results', patient: mapped.patient, results };
-  return visit ? { ...plan, visit } : plan;
+  return { patient: mapped.patient, ...(visit ? { visit } : {}), results };
 }
 
 // What an ORU^R01 is stored from; anything else it carries (PD1, PV2, TQ1, CTD, SPM, PRT, TXA,

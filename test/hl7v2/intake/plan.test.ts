@@ -92,7 +92,7 @@ test('add and update person (A28, A31) update the demographics and take no visit
 test('NM sent with a comparator, as many laboratories do, keeps it in the quantity', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||>500|mg/dL|||||F', 'OBX|2|NM|1-2^B^LN||<= 0.05|ng/mL|||||F', 'OBX|3|NM|1-3^C^LN||7.5|mmol/L|||||F']);
   assert.deepEqual(result.found, ['W 102 OBX[1]-5', 'W 102 OBX[2]-5']);
-  const observations = result.plan!.kind === 'results' ? result.plan!.results.map((r) => r.resource as Observation) : [];
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
   assert.deepEqual(observations[0]!.valueQuantity, { value: 500, comparator: '>', unit: 'mg/dL', code: 'mg/dL' });
   assert.deepEqual(observations[1]!.valueQuantity, { value: 0.05, comparator: '<=', unit: 'ng/mL', code: 'ng/mL' });
   assert.deepEqual(observations[2]!.valueQuantity, { value: 7.5, unit: 'mmol/L', code: 'mmol/L' });
@@ -101,7 +101,7 @@ test('NM sent with a comparator, as many laboratories do, keeps it in the quanti
 test('SN forms: comparator, range and ratio', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
   assert.deepEqual(result.found, []);
-  const observations = result.plan!.kind === 'results' ? result.plan!.results.map((r) => r.resource as Observation) : [];
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
   assert.deepEqual(observations[0]!.valueQuantity, { value: 5, comparator: '<', unit: 'mg', code: 'mg' });
   assert.deepEqual(observations[1]!.valueRange, { low: { value: 1, unit: 'mg', code: 'mg' }, high: { value: 3, unit: 'mg', code: 'mg' } });
   assert.deepEqual(observations[2]!.valueRatio, { numerator: { value: 1 }, denominator: { value: 128 } });
@@ -111,11 +111,11 @@ test('result identifiers are the order, OBX-3 and OBX-4, never the set ids, and 
   const segments = [pid, 'ORC|RE|P1|F1', 'OBR|1|P1|F1^LAB', 'OBX|1|NM|1-1^A^LN||1||||||F', 'OBX|2|NM|1-2^B^LN|2|2||||||F', 'OBX|3|NM|1-3^C^99LOCAL||3||||||F', 'OBR|2|P2|F2^LAB', 'OBX|1|NM|1-1^A^LN||3||||||F'];
   const a = plan(msh('ORU^R01', { controlId: 'A' }), segments).plan!;
   const b = plan(msh('ORU^R01', { controlId: 'B' }), segments).plan!;
-  const ids = (p: typeof a) => (p.kind === 'results' ? p.results.map((r) => r.resource.identifier![0]!.value) : []);
+  const ids = (p: typeof a) => (p.kind === 'results' ? p.groups.flatMap((g) => g.results).map((r) => r.resource.identifier![0]!.value) : []);
   assert.deepEqual(ids(a), ['HOSP|F1^LAB|http://loinc.org^1-1|', 'HOSP|F1^LAB|http://loinc.org^1-2|2', 'HOSP|F1^LAB|99LOCAL^1-3|', 'HOSP|F2^LAB|http://loinc.org^1-1|']);
   assert.deepEqual(ids(a), ids(b), 'the control id does not enter the identifier');
   // A coding system without a FHIR URI was dropped from the key before it entered it (migration 0510).
-  const former = a.kind === 'results' ? a.results.map((r) => (r.formerIdentifiers ?? []).map((i) => i.value)) : [];
+  const former = a.kind === 'results' ? a.groups.flatMap((g) => g.results).map((r) => (r.formerIdentifiers ?? []).map((i) => i.value)) : [];
   assert.deepEqual(former, [[], [], ['HOSP|F1^LAB|^1-3|'], []]);
 });
 
