@@ -56,7 +56,7 @@ export function planMessage(message: Hl7Message, options: PlanOptions = {}): Pla
   const problems: Problem[] = [...rejection];
   if (header.controlId === '') problems.push(error(errorCodes.requiredFieldMissing, 'MSH-10 (message control id) is empty', { segment: 'MSH', sequence: 1, field: 10 }));
   let plan: Plan | undefined;
-  if (header.messageCode === 'ADT' && header.triggerEvent === 'A40') plan = planMerge(message, problems);
+  if (header.messageCode === 'ADT' && header.triggerEvent === 'A40') plan = planMerge(message, problems, options);
   else if (header.messageCode === 'ADT') plan = planDemographics(message, problems, options, !personOnlyEvents.includes(header.triggerEvent));
   else plan = planResults(message, header, problems, options);
   const failed = problems.some((p) => p.severity === 'E');
@@ -99,7 +99,7 @@ function visitOf(segments: readonly Segment[], problems: Problem[], options: Pla
 function planDemographics(message: Hl7Message, problems: Problem[], options: PlanOptions, withVisit: boolean): Plan | undefined {
   const pid = requirePid(message, problems);
   if (!pid) return undefined;
-  const mapped = mapPid(pid);
+  const mapped = mapPid(pid, options.timeZone);
   problems.push(...mapped.problems);
   const visit = withVisit ? visitOf(message.segments, problems, options) : undefined;
   const obx = message.segments.filter((s) => s.name === 'OBX').length;
@@ -109,7 +109,7 @@ function planDemographics(message: Hl7Message, problems: Problem[], options: Pla
 }
 
 /** ADT^A40: one or more PATIENT groups, each PID [PD1] MRG [PV1] (v2.5.1 section 3.3.40). */
-function planMerge(message: Hl7Message, problems: Problem[]): Plan | undefined {
+function planMerge(message: Hl7Message, problems: Problem[], options: PlanOptions): Plan | undefined {
   const merges: { sourceIdentifier: string; target: Patient; location: Segment }[] = [];
   let current: Segment | undefined;
   let pending: { pid: Segment; mrg?: Segment }[] = [];
@@ -124,7 +124,7 @@ function planMerge(message: Hl7Message, problems: Problem[]): Plan | undefined {
   if (pending.length === 0) problems.push(error(errorCodes.segmentSequenceError, 'ADT^A40 has no PID segment', { segment: 'PID' }));
   for (const group of pending) {
     current = group.pid;
-    const mapped = mapPid(current);
+    const mapped = mapPid(current, options.timeZone);
     problems.push(...mapped.problems);
     if (!group.mrg) {
       problems.push(error(errorCodes.segmentSequenceError, `PID[${current.sequence}] has no MRG segment naming the patient to merge`, { segment: 'PID', sequence: current.sequence }));
@@ -179,7 +179,7 @@ function patientResultGroups(message: Hl7Message): Segment[][] {
 
 /** One PATIENT_RESULT group (its PID first) to its patient, visit and results. */
 function planPatientResults(segments: Segment[], header: MessageHeader, problems: Problem[], options: PlanOptions, assumedUtc: { value: boolean }): PatientResults {
-  const mapped = mapPid(segments[0]!);
+  const mapped = mapPid(segments[0]!, options.timeZone);
   problems.push(...mapped.problems);
   const visit = visitOf(segments, problems, options);
   const hasResults = segments.some((s) => s.name === 'OBX');
