@@ -159,8 +159,11 @@ function parseNumber(text: string): number | undefined {
 
 function units(rep: Repetition | undefined): Omit<Quantity, 'value'> {
   if (!rep) return {};
-  const code = componentOf(rep, 1).trim();
-  const text = componentOf(rep, 2).trim();
+  // The HL7 null "" says there is no unit (a dimensionless result, or a sender that writes "" in
+  // every empty field); it is no unit code.
+  const clean = (v: string) => (v.trim() === hl7Null ? '' : v.trim());
+  const code = clean(componentOf(rep, 1));
+  const text = clean(componentOf(rep, 2));
   const system = systemUri(componentOf(rep, 3));
   if (!code && !text) return {};
   return { unit: text || code, ...(code ? { code } : {}), ...(system ? { system } : {}) };

@@ -98,6 +98,19 @@ test('NM sent with a comparator, as many laboratories do, keeps it in the quanti
   assert.deepEqual(observations[2]!.valueQuantity, { value: 7.5, unit: 'mmol/L', code: 'mmol/L' });
 });
 
+test('the HL7 null "" in OBX-6, OBX-7 and OBX-8 is no unit, range or interpretation', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||95|""|""|""|||F', 'OBX|2|NM|1-2^B^LN||1.2|""^^""|||||F']);
+  assert.deepEqual(result.found, []);
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
+  assert.deepEqual(
+    observations.map((o) => [o.valueQuantity, o.referenceRange, o.interpretation]),
+    [
+      [{ value: 95 }, undefined, undefined],
+      [{ value: 1.2 }, undefined, undefined],
+    ],
+  );
+});
+
 test('SN forms: comparator, range and ratio', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
   assert.deepEqual(result.found, []);
