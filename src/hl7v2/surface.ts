@@ -46,6 +46,7 @@ const answerSchema = (description: string) => ({
     duplicate: { type: 'boolean', description: 'true when this MSH-10 was already processed; the original ACK is returned' },
     errors: { type: 'array', items: problemSchema },
     warnings: { type: 'array', items: problemSchema },
+    messages: { type: 'array', items: { type: 'object' }, description: 'For a batch: each message\'s own answer (the fields above), in order' },
     request_id: { type: 'string' },
   },
 });
