@@ -74,8 +74,10 @@ export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult 
   const counts = new Map<string, number>();
   const lines = text.split(/\r\n|\r|\n/);
   for (let index = 0; index < lines.length; index++) {
-    const line = lines[index]!;
-    if (line.trim() === '') continue;
+    // Spaces and tabs after a segment's last field are padding (fixed-width exporters, hand-edited
+    // files), not data: kept, they would end up in values and be echoed into the ACK's MSH-12.
+    const line = lines[index]!.replace(/[ \t]+$/, '');
+    if (line === '') continue;
     const name = line.slice(0, 3);
     if (!segmentName.test(name) || (line.length > 3 && line[3] !== delimiters.field)) {
       problems.push(

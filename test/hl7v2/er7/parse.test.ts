@@ -17,6 +17,13 @@ test('segment terminators CR, LF and CRLF all split segments; blank lines are sk
   }
 });
 
+test('spaces and tabs after a segment are padding, not part of its last field', () => {
+  const result = parse(`${base} \t\rPID|1||123^^^H^MR||Doe^Jane||19800101|F  \r`);
+  assert.deepEqual(result.problems, []);
+  assert.equal(readHeader(result.message!).versionField, '2.5.1');
+  assert.equal(valueOf(firstSegment(result.message!, 'PID'), 8), 'F');
+});
+
 test('MSH-1 and MSH-2 define the delimiters, including non-default ones', () => {
   const result = parse('MSH*!@#$*APP*FAC*GW*GWF*20240101**ADT!A01*C2*P*2.5.1\rPID*1**A@B!x$y!z!!MR\r');
   assert.deepEqual(result.problems, []);
