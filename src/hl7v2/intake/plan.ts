@@ -223,6 +223,7 @@ function planPatientResults(segments: Segment[], header: MessageHeader, problems
       const result = mapObxDocument(segment, { obr, orc, sendingFacility: header.sendingFacility, timeZone: options.timeZone });
       problems.push(...result.problems);
       if (result.document) results.push({ resource: result.document, formerIdentifiers: result.formerIdentifiers });
+      if (result.assumedUtc) assumedUtc.value = true;
     } else if (segment.name === 'OBX') {
       const result = mapObx(segment, { obr, orc, sendingFacility: header.sendingFacility, timeZone: options.timeZone });
       problems.push(...result.problems);
@@ -233,7 +234,7 @@ function planPatientResults(segments: Segment[], header: MessageHeader, problems
         }
         noteTarget = { observation: result.observation };
         results.push({ resource: result.observation, formerIdentifiers: result.formerIdentifiers });
-        if (/T\d\d:\d\d:\d\d(\.\d+)?Z$/.test(result.observation.effectiveDateTime ?? '') && !/[+-]\d{4}$/.test(valueOf(segment, 14) || valueOf(obr, 7))) assumedUtc.value = true;
+        if (result.assumedUtc) assumedUtc.value = true;
       }
     }
   }

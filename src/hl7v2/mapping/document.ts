@@ -25,7 +25,7 @@ function contentType(type: string, subtype: string): string {
   return main === 'text' ? 'text/plain' : 'application/octet-stream';
 }
 
-export function mapObxDocument(obx: Segment, context: ResultContext & LocalTimeSetting): { document?: DocumentReference; formerIdentifiers: Identifier[]; problems: Problem[] } {
+export function mapObxDocument(obx: Segment, context: ResultContext & LocalTimeSetting): { document?: DocumentReference; formerIdentifiers: Identifier[]; problems: Problem[]; assumedUtc?: boolean } {
   const problems: Problem[] = [];
   const at = (field: number, component?: number) => ({ segment: 'OBX', sequence: obx.sequence, field, ...(component ? { component } : {}) });
   const type = valueOf(obx, 2).trim().toUpperCase();
@@ -74,5 +74,5 @@ export function mapObxDocument(obx: Segment, context: ResultContext & LocalTimeS
   const parsed = when ? parseHl7DateTime(when, context.timeZone) : undefined;
   // DocumentReference.date is an instant: only a full date and time qualifies.
   if (parsed && /T/.test(parsed.dateTime)) document.date = parsed.dateTime;
-  return { document, formerIdentifiers: identity.formerIdentifiers, problems };
+  return { document, formerIdentifiers: identity.formerIdentifiers, problems, assumedUtc: parsed?.assumedUtc === true };
 }

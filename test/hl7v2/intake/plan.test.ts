@@ -111,6 +111,21 @@ test('the HL7 null "" in OBX-6, OBX-7 and OBX-8 is no unit, range or interpretat
   );
 });
 
+test('ID and IS values (codes of an HL7 or a local table) become a coded value without a system', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|ID|1-1^A^LN||Y||||||F', 'OBX|2|IS|1-2^B^L||POS||||||F']);
+  assert.deepEqual(result.found, []);
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
+  assert.deepEqual(observations.map((o) => o.valueCodeableConcept), [{ coding: [{ code: 'Y' }] }, { coding: [{ code: 'POS' }] }]);
+});
+
+test('a DTM result value without an offset, read as UTC for want of a time zone, is warned about like OBX-14', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1|||20241005', 'OBX|1|TS|1-1^A^LN||200410051230||||||F']);
+  assert.deepEqual(result.found, ['W 102']);
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
+  assert.equal(observations[0]!.valueDateTime, '2004-10-05T12:30:00Z');
+  assert.deepEqual(plan(msh('ORU^R01'), [pid, 'OBR|1||O1|||20241005', 'OBX|1|TS|1-1^A^LN||200410051230-0500||||||F']).found, []);
+});
+
 test('SN forms: comparator, range and ratio', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
   assert.deepEqual(result.found, []);
