@@ -185,3 +185,11 @@ test('several messages back to back without an envelope are each acknowledged, 2
   assert.equal(answer.ack.split('\r').filter((s: string) => s.startsWith('MSA|')).length, 2);
   assert.doesNotMatch(answer.ack, /BHS|BTS/);
 });
+
+test('a stray control character in a name is removed with a warning; the message is applied', async () => {
+  const { site, key } = await keyedSite();
+  const response = await post(key, message(['PID|1||CTL1^^^H^MR||Do\x07e^Jane||19800101|F']));
+  assert.equal(response.statusCode, 200, response.body);
+  assert.deepEqual(response.json().warnings.map((w: { location: string }) => w.location), ['PID[1]-5']);
+  assert.equal((await resourceStore(db.database, site).findPatientByBusinessIdentifier('CTL1'))!.name![0]!.family, 'Doe');
+});

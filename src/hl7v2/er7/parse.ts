@@ -93,8 +93,8 @@ export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult 
     const sequence = (counts.get(name) ?? 0) + 1;
     counts.set(name, sequence);
     const fields = splitFields(line, name, delimiters, charsetResult.charset);
-    // A hex escape (\X00\) can make a NUL too, so leaves are checked when an escape is present.
-    if (line.includes('\0') || line.includes(delimiters.escape)) problems.push(...replaceNuls(fields, name, sequence));
+    // A hex escape (\X00\) can make a control character too, so leaves are checked when an escape is present.
+    if (controlCharacter.test(line) || line.includes(delimiters.escape)) problems.push(...cleanControlCharacters(fields, name, sequence));
     segments.push({ name, position: segments.length + 1, sequence, fields, raw: line });
   }
   if (segments.length === 0) return { problems };
@@ -210,25 +210,48 @@ function splitField(text: string, d: Delimiters, charset: SupportedCharset): Fie
 }
 
 /**
+ * C0 control characters other than TAB, CR and LF (and DEL), which FHIR text cannot hold either.
+ * ESC is left alone: it begins ISO 2022 shifts, text in a character set the service does not read,
+ * which must not be stored with its shifts removed.
+ */
+const controlCharacter = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/;
+const strayControls = /[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]/g;
+
+/**
  * NUL is no character of HL7 v2 text (section 2.7: data values are displayable characters) and
  * cannot be stored as text: each field holding one is an error at its location (AE, never a
  * "retry later" that the sender would repeat for ever), and the NUL is replaced (U+FFFD) so that
  * the acknowledgement and the log can quote the value.
+ *
+ * Other control characters are strays in text that is otherwise sound (a form feed between the
+ * pages of a report, a bell pasted into a name): a form feed or vertical tab becomes a line break,
+ * the others are removed, and a warning names the field. Refusing the message for them would hold
+ * back a result over a character no reader sees.
  */
-function replaceNuls(fields: Field[], segment: string, sequence: number): Problem[] {
+function cleanControlCharacters(fields: Field[], segment: string, sequence: number): Problem[] {
   const problems: Problem[] = [];
   fields.forEach((field, index) => {
-    let found = false;
+    let nul = false;
+    const removed = new Set<string>();
     for (const repetition of field) {
       for (const component of repetition) {
         for (let leaf = 0; leaf < component.length; leaf++) {
-          if (!component[leaf]!.includes('\0')) continue;
-          component[leaf] = component[leaf]!.replaceAll('\0', '\uFFFD');
-          found = true;
+          let value = component[leaf]!;
+          if (!controlCharacter.test(value)) continue;
+          if (value.includes('\0')) {
+            value = value.replaceAll('\0', '\uFFFD');
+            nul = true;
+          }
+          for (const ch of value.match(new RegExp(controlCharacter.source, 'g')) ?? []) removed.add(`U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
+          component[leaf] = value.replace(/[\x0b\x0c]/g, '\n').replace(strayControls, '');
         }
       }
     }
-    if (found) problems.push(error(errorCodes.dataTypeError, `${segment}-${index} contains a NUL character, which HL7 v2 text cannot hold`, { segment, sequence, field: index }));
+    const at = { segment, sequence, field: index };
+    if (nul) problems.push(error(errorCodes.dataTypeError, `${segment}-${index} contains a NUL character, which HL7 v2 text cannot hold`, at));
+    else if (removed.size > 0) {
+      problems.push(warning(errorCodes.dataTypeError, `${segment}-${index} contains control characters (${[...removed].join(', ')}), which text cannot hold: a form feed or vertical tab was stored as a line break, any other was removed`, at));
+    }
   });
   return problems;
 }

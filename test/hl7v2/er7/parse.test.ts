@@ -24,6 +24,21 @@ test('spaces and tabs after a segment are padding, not part of its last field', 
   assert.equal(valueOf(firstSegment(result.message!, 'PID'), 8), 'F');
 });
 
+test('stray control characters: a form feed becomes a line break, others are removed, with a warning per field', () => {
+  const result = parse(`${base}\rPID|1||123^^^H^MR||Do\x07e^Ja\\X01\\ne\rOBX|1|TX|R^Report^L||page one\x0cpage two||||||F\r`);
+  assert.deepEqual(
+    result.problems.map((p) => [p.severity, p.code, p.location?.segment, p.location?.field]),
+    [
+      ['W', 102, 'PID', 5],
+      ['W', 102, 'OBX', 5],
+    ],
+  );
+  assert.match(result.problems[0]!.message, /U\+0007, U\+0001/);
+  assert.equal(valueOf(firstSegment(result.message!, 'PID'), 5), 'Doe');
+  assert.equal(valueOf(firstSegment(result.message!, 'PID'), 5, 2), 'Jane');
+  assert.equal(valueOf(firstSegment(result.message!, 'OBX'), 5), 'page one\npage two');
+});
+
 test('MSH-1 and MSH-2 define the delimiters, including non-default ones', () => {
   const result = parse('MSH*!@#$*APP*FAC*GW*GWF*20240101**ADT!A01*C2*P*2.5.1\rPID*1**A@B!x$y!z!!MR\r');
   assert.deepEqual(result.problems, []);
