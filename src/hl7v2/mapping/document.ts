@@ -11,6 +11,7 @@ import { errorCodes, error, type Problem } from '../problems.ts';
 import { parseHl7DateTime, type LocalTimeSetting } from './datetime.ts';
 import { readObservationIdentifier } from './observation-identifier.ts';
 import { resultIdentity, type ResultContext } from './result-identity.ts';
+import { resultStatusCode } from './result-status.ts';
 
 export const documentValueTypes = new Set(['ED', 'RP']);
 
@@ -54,8 +55,8 @@ export function mapObxDocument(obx: Segment, context: ResultContext & LocalTimeS
   }
   const read = readObservationIdentifier(obx);
   problems.push(...read.problems);
-  const status = valueOf(obx, 11).trim().toUpperCase();
-  if (status === '') problems.push(error(errorCodes.requiredFieldMissing, 'OBX-11 (observation result status) is empty', at(11)));
+  const { code: status, problems: statusProblems } = resultStatusCode(obx, context.obr);
+  problems.push(...statusProblems);
   if (problems.some((p) => p.severity === 'E') || !attachment || !read.identifier) return { formerIdentifiers: [], problems };
 
   const identity = resultIdentity(obx, context, read.identifier);

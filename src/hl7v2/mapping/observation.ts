@@ -14,6 +14,7 @@ import { codeableConcept, systemUri } from './coding.ts';
 import { parseHl7DateTime, type LocalTimeSetting } from './datetime.ts';
 import { readObservationIdentifier } from './observation-identifier.ts';
 import { resultIdentity, type ResultContext } from './result-identity.ts';
+import { resultStatusCode } from './result-status.ts';
 
 export interface MappedObservation {
   observation?: Observation;
@@ -51,10 +52,10 @@ export function mapObx(obx: Segment, context: ResultContext & LocalTimeSetting):
   const read = readObservationIdentifier(obx);
   problems.push(...read.problems);
 
-  const statusCode = clean(valueOf(obx, 11)).toUpperCase();
-  const status = statuses[statusCode];
-  if (statusCode === '') problems.push(error(errorCodes.requiredFieldMissing, 'OBX-11 (observation result status) is empty', at(11)));
-  else if (!status) problems.push(error(errorCodes.tableValueNotFound, `OBX-11 "${statusCode}" is not in table 0085`, at(11)));
+  const statusCode = resultStatusCode(obx, context.obr);
+  problems.push(...statusCode.problems);
+  const status = statuses[statusCode.code];
+  if (statusCode.code !== '' && !status) problems.push(error(errorCodes.tableValueNotFound, `OBX-11 "${statusCode.code}" is not in table 0085`, at(11)));
 
   const observation: Observation = {
     resourceType: 'Observation',

@@ -126,6 +126,19 @@ test('a DTM result value without an offset, read as UTC for want of a time zone,
   assert.deepEqual(plan(msh('ORU^R01'), [pid, 'OBR|1||O1|||20241005', 'OBX|1|TS|1-1^A^LN||200410051230-0500||||||F']).found, []);
 });
 
+test('an empty OBX-11 takes the report status of OBR-25, with a warning; with neither, the result is refused', () => {
+  const obr = (status: string) => `OBR|1||O1|X^X^L|||20241005||||||||||||||||||${status}`;
+  const taken = plan(msh('ORU^R01'), [pid, obr('F'), 'OBX|1|NM|1-1^A^LN||5|mg|||||', 'OBX|2|ED|1-2^B^LN||^AP^PDF^Base64^JVBERi0=||||||""', obr('A'), 'OBX|1|NM|1-3^C^LN||6|mg|||||']);
+  assert.deepEqual(taken.found, ['W 101 OBX[1]-11', 'W 101 OBX[2]-11', 'W 101 OBX[3]-11']);
+  const resources = taken.plan!.kind === 'results' ? taken.plan!.groups.flatMap((g) => g.results).map((r) => r.resource) : [];
+  assert.deepEqual(
+    resources.map((r) => (r.resourceType === 'Observation' ? r.status : r.docStatus)),
+    ['final', 'final', 'preliminary'],
+  );
+  assert.deepEqual(plan(msh('ORU^R01'), [pid, obr(''), 'OBX|1|NM|1-1^A^LN||5|mg|||||']).found, ['E 101 OBX[1]-11']);
+  assert.deepEqual(plan(msh('ORU^R01'), [pid, obr('Y'), 'OBX|1|NM|1-1^A^LN||5|mg|||||']).found, ['E 101 OBX[1]-11']);
+});
+
 test('SN forms: comparator, range and ratio', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
   assert.deepEqual(result.found, []);
