@@ -188,6 +188,7 @@ function planPatientResults(segments: Segment[], header: MessageHeader, problems
   let orc: Segment | undefined;
   let orderNotes: Annotation[] = [];
   let orderNotesKept = false;
+  let orderless = false;
   // What an NTE here would comment on: an Observation, the order (right after its OBR, or after
   // its notes), or nothing the service keeps (named for the warning).
   let noteTarget: { observation: Observation } | 'order' | { segment: Segment } | undefined;
@@ -211,6 +212,11 @@ function planPatientResults(segments: Segment[], header: MessageHeader, problems
       continue;
     }
     noteTarget = { segment };
+    if (segment.name === 'OBX' && !obr && !orderless && !orderNumber({ obr, orc })) {
+      // No OBR (and no ORC number) before it: the result has no order, which the OBR check below never sees.
+      orderless = true;
+      problems.push(warning(errorCodes.segmentSequenceError, `OBX[${segment.sequence}] comes before any OBR, so it has no order number: results without one are identified by their code and time, so a correction with another time is stored as a new result`, { segment: 'OBX', sequence: segment.sequence }));
+    }
     if (segment.name === 'ORC') orc = segment;
     else if (segment.name === 'OBR') {
       endOrder();

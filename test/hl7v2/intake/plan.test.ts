@@ -139,6 +139,15 @@ test('an empty OBX-11 takes the report status of OBR-25, with a warning; with ne
   assert.deepEqual(plan(msh('ORU^R01'), [pid, obr('Y'), 'OBX|1|NM|1-1^A^LN||5|mg|||||']).found, ['E 101 OBX[1]-11']);
 });
 
+test('an OBX before any OBR, with no order number, is stored with a warning', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBX|1|NM|1-1^A^LN||5|mg|||||F|||20241005120000-0500', 'OBX|2|NM|1-2^B^LN||6|mg|||||F|||20241005120000-0500']);
+  assert.deepEqual(result.found, ['W 100 OBX[1]']);
+  const ids = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource.identifier![0]!.value) : [];
+  assert.deepEqual(ids, ['HOSP|1-1@20241005120000-0500|http://loinc.org^1-1|', 'HOSP|1-2@20241005120000-0500|http://loinc.org^1-2|']);
+  // An ORC number gives the results their order: nothing to warn about.
+  assert.deepEqual(plan(msh('ORU^R01'), [pid, 'ORC|RE|P1|F1', 'OBX|1|NM|1-1^A^LN||5|mg|||||F']).found, []);
+});
+
 test('SN forms: comparator, range and ratio', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
   assert.deepEqual(result.found, []);
