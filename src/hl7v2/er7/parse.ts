@@ -30,6 +30,7 @@ export interface ParseResult {
 }
 
 const utf8Bom = [0xef, 0xbb, 0xbf];
+const c1Control = /[\x80-\x9f]/;
 const segmentName = /^[A-Z][A-Z0-9]{2}$/;
 
 export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult {
@@ -68,7 +69,15 @@ export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult 
 
   const charsetResult = chooseCharset(bytes, latin.slice(start), delimiters, options.defaultCharset, hadBom, tooLarge);
   problems.push(...charsetResult.problems);
-  const text = charsetResult.text.slice(charsetResult.text.search(/\S/));
+  let decoded = charsetResult.text;
+  if (charsetResult.charset === '8859/1' && c1Control.test(decoded)) {
+    // Bytes 0x80-0x9F are control characters in ISO 8859-1, which no text uses; Windows senders
+    // that say (or are taken to mean) 8859/1 write Windows-1252 there: O'Brien's apostrophe as
+    // 0x92. Read so, as WHATWG decoders read every "ISO-8859-1" label, with a warning.
+    decoded = new TextDecoder('windows-1252').decode(bytes);
+    problems.push(warning(errorCodes.dataTypeError, 'bytes 0x80-0x9F are control characters in ISO 8859-1; they were read as Windows-1252 characters (curly quotes, dashes, the euro sign)', { segment: 'MSH', sequence: 1, field: 18 }));
+  }
+  const text = decoded.slice(decoded.search(/\S/));
 
   const segments: Segment[] = [];
   const counts = new Map<string, number>();

@@ -39,6 +39,17 @@ test('stray control characters: a form feed becomes a line break, others are rem
   assert.equal(valueOf(firstSegment(result.message!, 'OBX'), 5), 'page one\npage two');
 });
 
+test('ISO 8859-1 text with bytes 0x80-0x9F (Windows-1252 punctuation) is read as Windows-1252, with a warning', () => {
+  for (const charsetField of ['||||||8859/1', '']) {
+    const bytes = Buffer.concat([Buffer.from(`${base}${charsetField}\rPID|1||1^^^H^MR||O`, 'latin1'), Buffer.from([0x92]), Buffer.from('Brien^Se', 'latin1'), Buffer.from([0xe1]), Buffer.from('n\r', 'latin1')]);
+    const result = parse(bytes);
+    assert.equal(valueOf(firstSegment(result.message!, 'PID'), 5), 'O\u2019Brien', charsetField);
+    assert.equal(valueOf(firstSegment(result.message!, 'PID'), 5, 2), 'Se\u00e1n');
+    assert.ok(result.problems.some((p) => p.severity === 'W' && /Windows-1252/.test(p.message)));
+    assert.ok(result.problems.every((p) => p.severity === 'W'));
+  }
+});
+
 test('MSH-1 and MSH-2 define the delimiters, including non-default ones', () => {
   const result = parse('MSH*!@#$*APP*FAC*GW*GWF*20240101**ADT!A01*C2*P*2.5.1\rPID*1**A@B!x$y!z!!MR\r');
   assert.deepEqual(result.problems, []);
