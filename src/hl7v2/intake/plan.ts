@@ -151,7 +151,15 @@ function planMerge(message: Hl7Message, problems: Problem[], options: PlanOption
  * with nowhere to go is not stored, and the ACK says so.
  */
 function planResults(message: Hl7Message, header: MessageHeader, problems: Problem[], options: PlanOptions): Plan | undefined {
-  if (!requirePid(message, problems)) return undefined;
+  const firstPid = requirePid(message, problems);
+  if (!firstPid) return undefined;
+  // A result before the first PID belongs to no patient that can be told: filing it under the
+  // next PID's patient would be a guess.
+  for (const segment of message.segments.slice(0, firstPid.position - 1)) {
+    if (segment.name === 'OBR' || segment.name === 'OBX') {
+      problems.push(error(errorCodes.segmentSequenceError, `${segment.name}[${segment.sequence}] comes before the first PID: the results of an ORU^R01 follow their patient's PID`, { segment: segment.name, sequence: segment.sequence }));
+    }
+  }
   const assumedUtc = { value: false };
   const groups = patientResultGroups(message).map((segments) => planPatientResults(segments, header, problems, options, assumedUtc));
   const results = groups.flatMap((group) => group.results);

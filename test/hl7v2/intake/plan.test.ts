@@ -148,6 +148,12 @@ test('an OBX before any OBR, with no order number, is stored with a warning', ()
   assert.deepEqual(plan(msh('ORU^R01'), [pid, 'ORC|RE|P1|F1', 'OBX|1|NM|1-1^A^LN||5|mg|||||F']).found, []);
 });
 
+test('an OBR or OBX before the first PID belongs to no patient: AE, not filed under the next PID', () => {
+  const result = plan(msh('ORU^R01'), ['OBR|1||O1', 'OBX|1|NM|1-1^A^LN||5|mg|||||F', pid, 'OBR|1||O2', 'OBX|1|NM|1-2^B^LN||6|mg|||||F']);
+  assert.deepEqual(result.found, ['E 100 OBR[1]', 'E 100 OBX[1]']);
+  assert.equal(result.plan, undefined);
+});
+
 test('SN forms: comparator, range and ratio', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
   assert.deepEqual(result.found, []);
