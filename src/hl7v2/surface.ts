@@ -10,7 +10,9 @@ import { mapError } from '../platform/http/error-mapping.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { HttpSurface } from '../platform/http/surface.ts';
 import type { Services } from '../platform/services.ts';
-import { answerFor, renderHl7v2Error, statusFor } from './http/answer.ts';
+import { answerFor, batchAnswerFor, batchStatusFor, renderHl7v2Error, statusFor } from './http/answer.ts';
+import { splitBatch } from './er7/batch.ts';
+import { ingestBatchMessages } from './intake/batch-intake.ts';
 import { supportedCharset } from './er7/charset.ts';
 import { defaultMaxMessageBytes, ingestHl7v2 } from './intake/intake.ts';
 import { startMllpListener } from './mllp/listener.ts';
@@ -44,6 +46,7 @@ const answerSchema = (description: string) => ({
     duplicate: { type: 'boolean', description: 'true when this MSH-10 was already processed; the original ACK is returned' },
     errors: { type: 'array', items: problemSchema },
     warnings: { type: 'array', items: problemSchema },
+    messages: { type: 'array', items: { type: 'object' }, description: 'For a batch: each message\'s own answer (the fields above), in order' },
     request_id: { type: 'string' },
   },
 });
@@ -57,14 +60,15 @@ export async function registerHl7v2Routes(app: FastifyInstance, services: Servic
     scope.post('/v2/ingest', {
       bodyLimit: defaultMaxMessageBytes,
       schema: {
-        summary: 'Submit one HL7 v2.5.1 message (ER7)',
+        summary: 'Submit one HL7 v2.5.1 message (ER7), or a batch of them',
         description:
           'Accepts ADT^A01, ADT^A02, ADT^A03, ADT^A04, ADT^A08 (demographics and visit), ADT^A28, ADT^A31 (demographics), ADT^A40 (merge MRG-1 into PID-3) and ORU^R01 (OBX results as Observations) for the site of the API key. ' +
           'Answers with JSON carrying the HL7 ACK: 200 AA when applied; 422 AE with every problem when nothing was stored; 400 when the body is not an HL7 v2 message or its type is not accepted (AR); 503 AR when the sender must retry. ' +
-          'A control id (MSH-10) already processed for the same MSH-3/MSH-4 gets the original ACK and changes nothing. Segments may end in CR, LF or CRLF; MSH-18 selects the charset, else the Content-Type charset, else UTF-8.',
+          'A control id (MSH-10) already processed for the same MSH-3/MSH-4 gets the original ACK and changes nothing. Segments may end in CR, LF or CRLF; MSH-18 selects the charset, else the Content-Type charset, else UTF-8. ' +
+          'A batch (FHS/BHS ... BTS/FTS) or several messages one after the other are taken one by one, each as if sent alone; the answer carries the batch of ACKs and each message\'s answer in `messages`: 200 when all are AA, 503 when one is to be sent again (the ones after it are not applied), else 422.',
         tags: ['HL7 v2'],
         consumes: [...hl7v2MediaTypes],
-        body: { type: 'string', description: 'One HL7 v2 message in ER7 (at most 1 MiB)' },
+        body: { type: 'string', description: 'One HL7 v2 message in ER7, or a batch (at most 1 MiB in all)' },
         response: {
           200: answerSchema('AA: the message was applied'),
           400: answerSchema('not an HL7 v2 message, or AR: message type or event not accepted'),
@@ -80,17 +84,35 @@ export async function registerHl7v2Routes(app: FastifyInstance, services: Servic
       handler: async (request, reply) => {
         const site = siteContextOf(request);
         const log = requestLog(request);
-        const outcome = await ingestHl7v2(
-          services.database,
-          {
-            raw: (request.body as Buffer | undefined) ?? Buffer.alloc(0),
-            site,
-            defaultCharset: charsetOf(request.headers['content-type']),
-            origin: { transport: 'http', remoteAddress: request.ip, ...(site.actor.kind === 'api-key' ? { credentialId: site.actor.keyId } : {}) },
-            ...refusalOf(services),
-          },
-          log,
-        );
+        const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+        const ingest = (raw: Uint8Array, halted?: Error) => {
+          const refusal = halted ?? refusalOf(services).refusal;
+          return ingestHl7v2(
+            services.database,
+            {
+              raw,
+              site,
+              defaultCharset: charsetOf(request.headers['content-type']),
+              origin: { transport: 'http', remoteAddress: request.ip, ...(site.actor.kind === 'api-key' ? { credentialId: site.actor.keyId } : {}) },
+              ...(refusal ? { refusal } : {}),
+            },
+            log,
+          );
+        };
+        const split = splitBatch(body);
+        if (split) {
+          const batch = await ingestBatchMessages(split, ingest);
+          const outcomes = batch.answers.flat();
+          for (const outcome of outcomes) services.metrics?.hl7v2Message('http', outcome.messageType, outcome.ackCode);
+          log.info({ messages: outcomes.length, acks: outcomes.map((o) => o.ackCode) }, 'HL7 v2 batch acknowledged');
+          if (batch.retry) reply.header('retry-after', '5');
+          const controlId = split.fhs?.fields[11] ?? split.batches[0]?.bhs?.fields[11] ?? null;
+          return reply
+            .code(batchStatusFor(outcomes, batch.retry) as 200)
+            .type('application/json; charset=utf-8')
+            .send(JSON.stringify(batchAnswerFor(outcomes, batch.ack, split.notes, controlId || null)));
+        }
+        const outcome = await ingest(body);
         log.info({ messageType: outcome.messageType, controlId: outcome.controlId, ack: outcome.ackCode, duplicate: outcome.duplicate }, 'HL7 v2 message acknowledged');
         services.metrics?.hl7v2Message('http', outcome.messageType, outcome.ackCode);
         if (outcome.retry) reply.header('retry-after', '5');

@@ -1,5 +1,5 @@
 // POST /v2/ingest on an HL7 origin built by the platform: statuses, JSON answer, media types,
-// authentication, size limit and charset.
+// authentication, size limit, charset, and batches (each message taken as if sent alone).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -145,4 +145,51 @@ test('the origin documents POST /v2/ingest in its OpenAPI document', async () =>
   const operation = response.json().paths['/v2/ingest'].post;
   assert.ok(operation.requestBody.content['x-application/hl7-v2+er7']);
   assert.ok(operation.responses['422']);
+});
+
+const adt = (id: string, identifier = id) => `MSH|^~\\&|LAB|HOSP|GW|SITE|20241005123045-0500||ADT^A08^ADT_A01|${id}|P|2.5.1\rEVN|A08\rPID|1||${identifier}^^^HOSP^MR||Doe^Jane||19800101|F\r`;
+
+test('a batch file: every message applied on its own, one AE among them; a re-sent batch changes nothing', async () => {
+  const { site, key } = await keyedSite();
+  const body = `FHS|^~\\&|LAB|HOSP|GW|SITE|20241005||results.hl7||F-1\rBHS|^~\\&|LAB|HOSP|GW|SITE|20241005||||B-1\r${adt('B1')}${adt('B2', '')}${adt('B3')}BTS|3\rFTS|1\r`;
+  const post = () => app.inject({ method: 'POST', url: '/v2/ingest', headers: { 'content-type': 'text/plain', 'x-api-key': key }, payload: body });
+  const response = await post();
+  assert.equal(response.statusCode, 422);
+  const answer = response.json();
+  assert.equal(answer.ack_code, 'AE');
+  assert.equal(answer.control_id, 'F-1');
+  assert.deepEqual(answer.messages.map((m: { control_id: string; ack_code: string }) => [m.control_id, m.ack_code]), [['B1', 'AA'], ['B2', 'AE'], ['B3', 'AA']]);
+  assert.deepEqual(answer.errors.map((e: { code: number; message: string }) => e.code), [101]);
+  assert.match(answer.errors[0].message, /^message B2: PID-3/);
+  const segments: string[] = answer.ack.split('\r');
+  assert.match(segments[0]!, /^FHS\|\^~\\&\|GW\|SITE\|LAB\|HOSP\|.*\|F-1$/);
+  assert.match(segments[1]!, /^BHS\|.*\|B-1$/);
+  assert.deepEqual(segments.filter((s) => s.startsWith('MSA|')).map((s) => s.split('|').slice(0, 3).join('|')), ['MSA|AA|B1', 'MSA|AE|B2', 'MSA|AA|B3']);
+  assert.deepEqual(segments.slice(-2), ['BTS|3', 'FTS|1']);
+  const store = resourceStore(db.database, site);
+  assert.ok(await store.findPatientByBusinessIdentifier('B1'));
+  assert.ok(await store.findPatientByBusinessIdentifier('B3'));
+
+  const again = (await post()).json();
+  assert.deepEqual(again.messages.map((m: { duplicate: boolean; ack: string }) => [m.duplicate, m.ack]), answer.messages.map((m: { ack: string }) => [true, m.ack]));
+  assert.equal((await store.findPatientByBusinessIdentifier('B1'))!.meta!.versionId, '1');
+});
+
+test('several messages back to back without an envelope are each acknowledged, 200 when all are AA', async () => {
+  const { key } = await keyedSite();
+  const response = await app.inject({ method: 'POST', url: '/v2/ingest', headers: { 'content-type': 'text/plain', 'x-api-key': key }, payload: (adt('P1') + adt('P2')).replaceAll('\r', '\n') });
+  assert.equal(response.statusCode, 200);
+  const answer = response.json();
+  assert.equal(answer.success, true);
+  assert.deepEqual(answer.messages.map((m: { ack_code: string }) => m.ack_code), ['AA', 'AA']);
+  assert.equal(answer.ack.split('\r').filter((s: string) => s.startsWith('MSA|')).length, 2);
+  assert.doesNotMatch(answer.ack, /BHS|BTS/);
+});
+
+test('a stray control character in a name is removed with a warning; the message is applied', async () => {
+  const { site, key } = await keyedSite();
+  const response = await post(key, message(['PID|1||CTL1^^^H^MR||Do\x07e^Jane||19800101|F']));
+  assert.equal(response.statusCode, 200, response.body);
+  assert.deepEqual(response.json().warnings.map((w: { location: string }) => w.location), ['PID[1]-5']);
+  assert.equal((await resourceStore(db.database, site).findPatientByBusinessIdentifier('CTL1'))!.name![0]!.family, 'Doe');
 });

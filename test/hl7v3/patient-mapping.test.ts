@@ -38,6 +38,8 @@ test('the maximal add maps every field the v2 path maps', () => {
     ],
     gender: 'female',
     birthDate: '1977-12-08',
+    // <deceasedInd value="false"/>, as PID-30 "N".
+    deceasedBoolean: false,
   });
   // The id without a root is kept, with a warning that says so.
   assert.deepEqual(
@@ -157,4 +159,15 @@ test('a null-flavored message id, a patient without patientPerson, a prior id wi
 
   const rootless = v3Fixture('PIX_FEED_MERGE_Maximal_Request.xml').toString().replace('root="1.2.3.4.666" ', '');
   assert.deepEqual(command(rootless).problems.map((p) => [p.typeCode, p.code]), [['E', 'SYN101']]);
+});
+
+test('deceasedTime and deceasedInd map as PID-29 and PID-30 do; a false indicator with a death time is refused', () => {
+  const death = (content: string) => command(minimalAdd('<id root="1.2.3" extension="D1"/>', `<name><given>A</given><family>B</family></name>${content}`));
+  assert.equal(death('<deceasedInd value="true"/><deceasedTime value="20241004120000-0500"/>').command!.patient.deceasedDateTime, '2024-10-04T12:00:00-05:00');
+  assert.equal(death('<deceasedInd value="true"/><deceasedTime nullFlavor="UNK"/>').command!.patient.deceasedBoolean, true);
+  assert.deepEqual(
+    death('<deceasedInd value="false"/><deceasedTime value="20241004"/>').problems.map((p) => [p.typeCode, p.code]),
+    [['E', 'SYN113']],
+  );
+  assert.deepEqual(death('<deceasedTime value="2024-10-04"/>').problems.map((p) => [p.typeCode, p.code]), [['E', 'SYN102']]);
 });

@@ -95,6 +95,11 @@ test('bytes that are not valid in the encoding are refused, and unknown encoding
   assertRejected('<?xml version="1.0" encoding="EBCDIC-US"?><a/>', 'encoding');
 });
 
+test('a UTF-16 label on 8-bit bytes (no byte order mark, no zero byte) is read as UTF-8, strictly', () => {
+  assert.equal(parseXml(Buffer.from('<?xml version="1.0" encoding="utf-16"?><a>Müller</a>')).text, 'Müller');
+  assertRejected(Buffer.concat([Buffer.from('<?xml version="1.0" encoding="UTF-16"?><a>M'), Buffer.from([0xfc]), Buffer.from('ller</a>')]), 'encoding');
+});
+
 test('Latin-1 declared documents decode to the right characters', () => {
   const body = Buffer.concat([Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><a>M'), Buffer.from([0xfc]), Buffer.from('ller</a>')]);
   assert.equal(parseXml(body).text, 'Müller');

@@ -68,13 +68,19 @@ async function survivorOfMerge(store: ReturnType<typeof resourceStore>, identifi
   return carriers.length === 1 ? carriers[0]!.id : undefined;
 }
 
-/** Elements an update may delete (HL7 v2 "" null). */
-export type ClearableElement = 'name' | 'birthDate' | 'gender' | 'address' | 'telecom';
+/** Elements an update may delete (HL7 v2 "" null); 'deceased' is deceasedBoolean and deceasedDateTime. */
+export type ClearableElement = 'name' | 'birthDate' | 'gender' | 'address' | 'telecom' | 'deceased';
 
 export function mergeDemographics(current: Patient, incoming: Patient, clear: readonly ClearableElement[] = []): Patient {
   const result: Patient = { ...current };
-  for (const key of clear) delete result[key];
-  for (const key of ['name', 'telecom', 'gender', 'birthDate', 'address', 'maritalStatus', 'communication'] as const) {
+  // deceased[x] is one choice element: either form replaces (or clears) the other.
+  const deceasedChanges = clear.includes('deceased') || incoming.deceasedBoolean !== undefined || incoming.deceasedDateTime !== undefined;
+  if (deceasedChanges) {
+    delete result.deceasedBoolean;
+    delete result.deceasedDateTime;
+  }
+  for (const key of clear) if (key !== 'deceased') delete result[key];
+  for (const key of ['name', 'telecom', 'gender', 'birthDate', 'address', 'maritalStatus', 'communication', 'deceasedBoolean', 'deceasedDateTime'] as const) {
     if (incoming[key] !== undefined) (result as unknown as Record<string, unknown>)[key] = incoming[key];
   }
   result.identifier = mergeIdentifiers(current.identifier ?? [], incoming.identifier ?? []);

@@ -36,23 +36,48 @@ export function buildAck(input: AckInput): string {
   mshFields[5] = swapped(3);
   mshFields[6] = swapped(4);
   mshFields[7] = hl7Timestamp(input.now ?? new Date());
-  mshFields[9] = components('ACK', trigger, 'ACK');
+  const version = valueOf(msh, 12).trim();
+  mshFields[9] = messageType(trigger, version);
   mshFields[10] = newControlId();
   mshFields[11] = fieldOf(msh, 11).length > 0 && valueOf(msh, 11) !== '' ? fieldOf(msh, 11) : 'P';
   mshFields[12] = fieldOf(msh, 12).length > 0 && valueOf(msh, 12) !== '' ? fieldOf(msh, 12) : '2.5.1';
   if (charsetField && valueOf(msh, 18) !== '') mshFields[18] = [charsetField];
   const segments = [encodeSegment('MSH', mshFields, d)];
   segments.push(encodeSegment('MSA', [undefined, input.code, valueOf(msh, 10), truncate(input.text, 80)], d));
-  for (const problem of input.problems) segments.push(errSegment(problem, d));
+  for (const problem of input.problems) segments.push(errSegment(problem, d, before(version, 5, 0)));
   return segments.join('\r');
 }
 
-function errSegment(problem: Problem, d: Delimiters): string {
+/**
+ * MSH-9: ACK^event^ACK. The third component (message structure) came with v2.3.1, and before it
+ * an ACK answered in the sender's own form: ACK^event, or ACK alone when MSH-9 carried no event
+ * (v2.1 and v2.2 senders, whose event is in EVN-1).
+ */
+function messageType(trigger: string, version: string): FieldValue {
+  if (!before(version, 3, 1)) return components('ACK', trigger, 'ACK');
+  return trigger ? components('ACK', trigger) : 'ACK';
+}
+
+/** True when `version` is a 2.x older than 2.minor.patch; an unreadable version is taken as current. */
+function before(version: string, minor: number, patch: number): boolean {
+  const match = /^2\.(\d+)(?:\.(\d+))?/.exec(version);
+  if (!match) return false;
+  const [m, p] = [Number(match[1]), Number(match[2] ?? 0)];
+  return m < minor || (m === minor && p < patch);
+}
+
+/**
+ * ERR-2 (location), ERR-3 (code), ERR-4 (severity) and ERR-8 (text) from v2.5 on; senders of
+ * earlier versions know only ERR-1 (segment ^ sequence ^ field ^ code, HL7 v2.4 section 2.16.5.1),
+ * so it is filled for them as well.
+ */
+function errSegment(problem: Problem, d: Delimiters, withErr1: boolean): string {
   const l = problem.location;
   const location: FieldValue | undefined = l
     ? components(l.segment, String(l.sequence ?? 1), optional(l.field), optional(l.repetition ?? (l.field !== undefined ? 1 : undefined)), optional(l.component), optional(l.subcomponent))
     : undefined;
   const fields: (FieldValue | undefined)[] = [];
+  if (withErr1) fields[1] = [[[l?.segment ?? ''], [l ? String(l.sequence ?? 1) : ''], [optional(l?.field)], [String(problem.code), errorCodeText[problem.code], 'HL70357']]];
   fields[2] = location;
   fields[3] = components(String(problem.code), errorCodeText[problem.code], 'HL70357');
   fields[4] = problem.severity;

@@ -7,6 +7,7 @@
 import { isDomainError, type DomainErrorCode } from '../../domain/errors.ts';
 import { LowDiskSpaceError } from '../../platform/disk-space/low-disk-space-error.ts';
 import { TransientStorageError, isTransientDatabaseError } from '../../storage/errors.ts';
+import { BatchHaltedError } from '../intake/batch-intake.ts';
 import { errorCodes, error, type ErrorCode, type Problem } from '../problems.ts';
 import type { AckCode } from './build-ack.ts';
 
@@ -34,6 +35,14 @@ export function answerForFailure(failure: unknown): FailureAnswer {
       code: 'AR',
       text: 'temporarily unable to store the message (disk nearly full); send it again later',
       problems: [error(errorCodes.applicationInternalError, 'free disk space is below the service\'s floor; nothing was stored; retry later')],
+      retry: true,
+    };
+  }
+  if (failure instanceof BatchHaltedError) {
+    return {
+      code: 'AR',
+      text: 'not processed; send it again after the earlier message of its batch',
+      problems: [error(errorCodes.applicationInternalError, `${failure.message}; nothing was stored; retry later`)],
       retry: true,
     };
   }

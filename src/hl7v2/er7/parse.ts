@@ -30,6 +30,7 @@ export interface ParseResult {
 }
 
 const utf8Bom = [0xef, 0xbb, 0xbf];
+const c1Control = /[\x80-\x9f]/;
 const segmentName = /^[A-Z][A-Z0-9]{2}$/;
 
 export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult {
@@ -68,14 +69,24 @@ export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult 
 
   const charsetResult = chooseCharset(bytes, latin.slice(start), delimiters, options.defaultCharset, hadBom, tooLarge);
   problems.push(...charsetResult.problems);
-  const text = charsetResult.text.slice(charsetResult.text.search(/\S/));
+  let decoded = charsetResult.text;
+  if (charsetResult.charset === '8859/1' && c1Control.test(decoded)) {
+    // Bytes 0x80-0x9F are control characters in ISO 8859-1, which no text uses; Windows senders
+    // that say (or are taken to mean) 8859/1 write Windows-1252 there: O'Brien's apostrophe as
+    // 0x92. Read so, as WHATWG decoders read every "ISO-8859-1" label, with a warning.
+    decoded = new TextDecoder('windows-1252').decode(bytes);
+    problems.push(warning(errorCodes.dataTypeError, 'bytes 0x80-0x9F are control characters in ISO 8859-1; they were read as Windows-1252 characters (curly quotes, dashes, the euro sign)', { segment: 'MSH', sequence: 1, field: 18 }));
+  }
+  const text = decoded.slice(decoded.search(/\S/));
 
   const segments: Segment[] = [];
   const counts = new Map<string, number>();
   const lines = text.split(/\r\n|\r|\n/);
   for (let index = 0; index < lines.length; index++) {
-    const line = lines[index]!;
-    if (line.trim() === '') continue;
+    // Spaces and tabs after a segment's last field are padding (fixed-width exporters, hand-edited
+    // files), not data: kept, they would end up in values and be echoed into the ACK's MSH-12.
+    const line = lines[index]!.replace(/[ \t]+$/, '');
+    if (line === '') continue;
     const name = line.slice(0, 3);
     if (!segmentName.test(name) || (line.length > 3 && line[3] !== delimiters.field)) {
       problems.push(
@@ -91,8 +102,8 @@ export function parseEr7(input: Uint8Array, options: ParseOptions): ParseResult 
     const sequence = (counts.get(name) ?? 0) + 1;
     counts.set(name, sequence);
     const fields = splitFields(line, name, delimiters, charsetResult.charset);
-    // A hex escape (\X00\) can make a NUL too, so leaves are checked when an escape is present.
-    if (line.includes('\0') || line.includes(delimiters.escape)) problems.push(...replaceNuls(fields, name, sequence));
+    // A hex escape (\X00\) can make a control character too, so leaves are checked when an escape is present.
+    if (controlCharacter.test(line) || line.includes(delimiters.escape)) problems.push(...cleanControlCharacters(fields, name, sequence));
     segments.push({ name, position: segments.length + 1, sequence, fields, raw: line });
   }
   if (segments.length === 0) return { problems };
@@ -208,25 +219,48 @@ function splitField(text: string, d: Delimiters, charset: SupportedCharset): Fie
 }
 
 /**
+ * C0 control characters other than TAB, CR and LF (and DEL), which FHIR text cannot hold either.
+ * ESC is left alone: it begins ISO 2022 shifts, text in a character set the service does not read,
+ * which must not be stored with its shifts removed.
+ */
+const controlCharacter = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/;
+const strayControls = /[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]/g;
+
+/**
  * NUL is no character of HL7 v2 text (section 2.7: data values are displayable characters) and
  * cannot be stored as text: each field holding one is an error at its location (AE, never a
  * "retry later" that the sender would repeat for ever), and the NUL is replaced (U+FFFD) so that
  * the acknowledgement and the log can quote the value.
+ *
+ * Other control characters are strays in text that is otherwise sound (a form feed between the
+ * pages of a report, a bell pasted into a name): a form feed or vertical tab becomes a line break,
+ * the others are removed, and a warning names the field. Refusing the message for them would hold
+ * back a result over a character no reader sees.
  */
-function replaceNuls(fields: Field[], segment: string, sequence: number): Problem[] {
+function cleanControlCharacters(fields: Field[], segment: string, sequence: number): Problem[] {
   const problems: Problem[] = [];
   fields.forEach((field, index) => {
-    let found = false;
+    let nul = false;
+    const removed = new Set<string>();
     for (const repetition of field) {
       for (const component of repetition) {
         for (let leaf = 0; leaf < component.length; leaf++) {
-          if (!component[leaf]!.includes('\0')) continue;
-          component[leaf] = component[leaf]!.replaceAll('\0', '\uFFFD');
-          found = true;
+          let value = component[leaf]!;
+          if (!controlCharacter.test(value)) continue;
+          if (value.includes('\0')) {
+            value = value.replaceAll('\0', '\uFFFD');
+            nul = true;
+          }
+          for (const ch of value.match(new RegExp(controlCharacter.source, 'g')) ?? []) removed.add(`U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
+          component[leaf] = value.replace(/[\x0b\x0c]/g, '\n').replace(strayControls, '');
         }
       }
     }
-    if (found) problems.push(error(errorCodes.dataTypeError, `${segment}-${index} contains a NUL character, which HL7 v2 text cannot hold`, { segment, sequence, field: index }));
+    const at = { segment, sequence, field: index };
+    if (nul) problems.push(error(errorCodes.dataTypeError, `${segment}-${index} contains a NUL character, which HL7 v2 text cannot hold`, at));
+    else if (removed.size > 0) {
+      problems.push(warning(errorCodes.dataTypeError, `${segment}-${index} contains control characters (${[...removed].join(', ')}), which text cannot hold: a form feed or vertical tab was stored as a line break, any other was removed`, at));
+    }
   });
   return problems;
 }

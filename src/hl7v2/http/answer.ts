@@ -14,6 +14,11 @@ export interface IngestAnswer {
   warnings: ProblemView[];
 }
 
+/** A batch's answer: the batch of ACKs, and each message's own answer in `messages`. */
+export interface BatchIngestAnswer extends IngestAnswer {
+  messages: IngestAnswer[];
+}
+
 /** 200 AA, 422 AE, 400 not HL7 or refused for its kind (AR), 503 retry later. */
 export function statusFor(outcome: IntakeOutcome): number {
   if (outcome.retry) return 503;
@@ -50,4 +55,31 @@ export function renderHl7v2Error(error: HttpErrorInfo): RenderedError {
     ...(error.statusCode >= 500 ? { request_id: error.requestId } : {}),
   };
   return { contentType: 'application/json; charset=utf-8', body };
+}
+
+/** 200 when every message is AA, 503 when one is to be sent again, else 422 (see `messages`). */
+export function batchStatusFor(outcomes: IntakeOutcome[], retry: boolean): number {
+  if (retry) return 503;
+  return outcomes.every((outcome) => outcome.ackCode === 'AA') ? 200 : 422;
+}
+
+/**
+ * The top level speaks for the whole batch: `ack_code` is the worst of its messages' (AR, then
+ * AE), `errors` and `warnings` are theirs, each message's prefixed with its control id, and the
+ * batch's own notes (counts that do not match) are warnings.
+ */
+export function batchAnswerFor(outcomes: IntakeOutcome[], ack: string, notes: string[], controlId: string | null): BatchIngestAnswer {
+  const codes = outcomes.map((outcome) => outcome.ackCode);
+  const prefixed = (outcome: IntakeOutcome, problems: ProblemView[]) => problems.map((p) => ({ ...p, message: `message ${outcome.controlId || '(no control id)'}: ${p.message}` }));
+  return {
+    success: codes.every((code) => code === 'AA'),
+    message_type: null,
+    control_id: controlId,
+    ack_code: codes.includes('AR') ? 'AR' : codes.includes('AE') ? 'AE' : 'AA',
+    ack,
+    duplicate: outcomes.length > 0 && outcomes.every((outcome) => outcome.duplicate),
+    errors: outcomes.flatMap((outcome) => prefixed(outcome, outcome.errors)),
+    warnings: [...notes.map((message): ProblemView => ({ severity: 'warning', code: 100, text: 'Segment sequence error', message })), ...outcomes.flatMap((outcome) => prefixed(outcome, outcome.warnings))],
+    messages: outcomes.map(answerFor),
+  };
 }

@@ -46,11 +46,14 @@ export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan):
       return summary;
     }
     case 'results': {
-      const { patientId } = await ensurePatient(tx, site, plan.patient);
-      summary.patientIds.push(patientId);
-      if (plan.visit) summary.deferred.push(visitUpsert(site, patientId, plan.visit));
-      for (const stored of await recordPatientResults(tx, site, patientId, plan.results)) {
-        summary.observationIds.push(stored.resource.id!);
+      // Each PATIENT_RESULT group's results go to its own patient.
+      for (const group of plan.groups) {
+        const { patientId } = await ensurePatient(tx, site, group.patient);
+        summary.patientIds.push(patientId);
+        if (group.visit) summary.deferred.push(visitUpsert(site, patientId, group.visit));
+        for (const stored of await recordPatientResults(tx, site, patientId, group.results)) {
+          summary.observationIds.push(stored.resource.id!);
+        }
       }
       return summary;
     }

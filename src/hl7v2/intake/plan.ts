@@ -18,7 +18,14 @@ import { errorCodes, error, warning, type Problem } from '../problems.ts';
 export type Plan =
   | { kind: 'demographics'; patient: Patient; clear: DemographicElement[]; visit?: VisitContext }
   | { kind: 'merge'; merges: { sourceIdentifier: string; target: Patient; location: Segment }[] }
-  | { kind: 'results'; patient: Patient; visit?: VisitContext; results: IncomingResult[] };
+  | { kind: 'results'; groups: PatientResults[] };
+
+/** One PATIENT_RESULT group of an ORU^R01: a patient and the results filed under it. */
+export interface PatientResults {
+  patient: Patient;
+  visit?: VisitContext;
+  results: IncomingResult[];
+}
 
 export interface PlanResult {
   header: MessageHeader;
@@ -49,7 +56,7 @@ export function planMessage(message: Hl7Message, options: PlanOptions = {}): Pla
   const problems: Problem[] = [...rejection];
   if (header.controlId === '') problems.push(error(errorCodes.requiredFieldMissing, 'MSH-10 (message control id) is empty', { segment: 'MSH', sequence: 1, field: 10 }));
   let plan: Plan | undefined;
-  if (header.messageCode === 'ADT' && header.triggerEvent === 'A40') plan = planMerge(message, problems);
+  if (header.messageCode === 'ADT' && header.triggerEvent === 'A40') plan = planMerge(message, problems, options);
   else if (header.messageCode === 'ADT') plan = planDemographics(message, problems, options, !personOnlyEvents.includes(header.triggerEvent));
   else plan = planResults(message, header, problems, options);
   const failed = problems.some((p) => p.severity === 'E');
@@ -80,8 +87,9 @@ function requirePid(message: Hl7Message, problems: Problem[]): Segment | undefin
   return pid;
 }
 
-function visitOf(message: Hl7Message, problems: Problem[], options: PlanOptions): VisitContext | undefined {
-  const pv1 = message.segments.find((s) => s.name === 'PV1');
+/** The visit of the first PV1 among `segments` (a message's, or one patient group's). */
+function visitOf(segments: readonly Segment[], problems: Problem[], options: PlanOptions): VisitContext | undefined {
+  const pv1 = segments.find((s) => s.name === 'PV1');
   if (!pv1) return undefined;
   const mapped = mapPv1(pv1, options.timeZone);
   problems.push(...mapped.problems);
@@ -91,9 +99,9 @@ function visitOf(message: Hl7Message, problems: Problem[], options: PlanOptions)
 function planDemographics(message: Hl7Message, problems: Problem[], options: PlanOptions, withVisit: boolean): Plan | undefined {
   const pid = requirePid(message, problems);
   if (!pid) return undefined;
-  const mapped = mapPid(pid);
+  const mapped = mapPid(pid, options.timeZone);
   problems.push(...mapped.problems);
-  const visit = withVisit ? visitOf(message, problems, options) : undefined;
+  const visit = withVisit ? visitOf(message.segments, problems, options) : undefined;
   const obx = message.segments.filter((s) => s.name === 'OBX').length;
   if (obx > 0) problems.push(warning(errorCodes.segmentSequenceError, `${obx} OBX segment(s) in an ADT message were not stored; results are taken from ORU^R01`, { segment: 'OBX' }));
   const plan: Plan = { kind: 'demographics', patient: mapped.patient, clear: mapped.cleared };
@@ -101,7 +109,7 @@ function planDemographics(message: Hl7Message, problems: Problem[], options: Pla
 }
 
 /** ADT^A40: one or more PATIENT groups, each PID [PD1] MRG [PV1] (v2.5.1 section 3.3.40). */
-function planMerge(message: Hl7Message, problems: Problem[]): Plan | undefined {
+function planMerge(message: Hl7Message, problems: Problem[], options: PlanOptions): Plan | undefined {
   const merges: { sourceIdentifier: string; target: Patient; location: Segment }[] = [];
   let current: Segment | undefined;
   let pending: { pid: Segment; mrg?: Segment }[] = [];
@@ -116,7 +124,7 @@ function planMerge(message: Hl7Message, problems: Problem[]): Plan | undefined {
   if (pending.length === 0) problems.push(error(errorCodes.segmentSequenceError, 'ADT^A40 has no PID segment', { segment: 'PID' }));
   for (const group of pending) {
     current = group.pid;
-    const mapped = mapPid(current);
+    const mapped = mapPid(current, options.timeZone);
     problems.push(...mapped.problems);
     if (!group.mrg) {
       problems.push(error(errorCodes.segmentSequenceError, `PID[${current.sequence}] has no MRG segment naming the patient to merge`, { segment: 'PID', sequence: current.sequence }));
@@ -134,22 +142,61 @@ function planMerge(message: Hl7Message, problems: Problem[]): Plan | undefined {
 }
 
 /**
- * ORU^R01: PID, then ORDER_OBSERVATION groups of [ORC] OBR {NTE} ... {OBX {NTE}} (v2.5.1 section
- * 7.3.1). An NTE after the OBR comments on the order: its text is a note of every Observation of
- * the order, before the Observation's own notes (the NTE after its OBX). A note with nowhere to
- * go is not stored, and the ACK says so.
+ * ORU^R01: one or more PATIENT_RESULT groups (v2.5.1 section 7.3.1), each a PID with its
+ * ORDER_OBSERVATION groups of [ORC] OBR {NTE} ... {OBX {NTE}}. Each group's results are filed
+ * under its own PID's patient: laboratory systems batch the results of several patients in one
+ * message (v2.3 feeds do it often), and taking every result for the first PID's patient would put
+ * them in the wrong chart. An NTE after the OBR comments on the order: its text is a note of every
+ * Observation of the order, before the Observation's own notes (the NTE after its OBX). A note
+ * with nowhere to go is not stored, and the ACK says so.
  */
 function planResults(message: Hl7Message, header: MessageHeader, problems: Problem[], options: PlanOptions): Plan | undefined {
-  const pid = requirePid(message, problems);
-  const mapped = pid ? mapPid(pid) : undefined;
-  if (mapped) problems.push(...mapped.problems);
-  const visit = visitOf(message, problems, options);
+  const firstPid = requirePid(message, problems);
+  if (!firstPid) return undefined;
+  // A result before the first PID belongs to no patient that can be told: filing it under the
+  // next PID's patient would be a guess.
+  for (const segment of message.segments.slice(0, firstPid.position - 1)) {
+    if (segment.name === 'OBR' || segment.name === 'OBX') {
+      problems.push(error(errorCodes.segmentSequenceError, `${segment.name}[${segment.sequence}] comes before the first PID: the results of an ORU^R01 follow their patient's PID`, { segment: segment.name, sequence: segment.sequence }));
+    }
+  }
+  const assumedUtc = { value: false };
+  const groups = patientResultGroups(message).map((segments) => planPatientResults(segments, header, problems, options, assumedUtc));
+  const results = groups.flatMap((group) => group.results);
+  warnRepeatedIdentities(results, problems);
+  warnSegmentsNotStored(message, problems);
+  if (results.length === 0 && !problems.some((p) => p.severity === 'E')) {
+    problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
+  }
+  if (assumedUtc.value) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC: no time zone is set for this site or integration client'));
+  return { kind: 'results', groups };
+}
+
+/**
+ * The segments of each PATIENT_RESULT group: from a PID up to the next PID. Segments before the
+ * first PID (MSH, SFT) belong to no patient.
+ */
+function patientResultGroups(message: Hl7Message): Segment[][] {
+  const groups: Segment[][] = [];
+  for (const segment of message.segments) {
+    if (segment.name === 'PID') groups.push([segment]);
+    else groups[groups.length - 1]?.push(segment);
+  }
+  return groups;
+}
+
+/** One PATIENT_RESULT group (its PID first) to its patient, visit and results. */
+function planPatientResults(segments: Segment[], header: MessageHeader, problems: Problem[], options: PlanOptions, assumedUtc: { value: boolean }): PatientResults {
+  const mapped = mapPid(segments[0]!, options.timeZone);
+  problems.push(...mapped.problems);
+  const visit = visitOf(segments, problems, options);
+  const hasResults = segments.some((s) => s.name === 'OBX');
   const results: IncomingResult[] = [];
   let obr: Segment | undefined;
   let orc: Segment | undefined;
   let orderNotes: Annotation[] = [];
   let orderNotesKept = false;
-  let assumedUtc = false;
+  let orderless = false;
   // What an NTE here would comment on: an Observation, the order (right after its OBR, or after
   // its notes), or nothing the service keeps (named for the warning).
   let noteTarget: { observation: Observation } | 'order' | { segment: Segment } | undefined;
@@ -160,7 +207,7 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
     orderNotes = [];
     orderNotesKept = false;
   };
-  for (const segment of message.segments) {
+  for (const segment of segments) {
     if (segment.name === 'NTE') {
       const text = fieldOf(segment, 3).map((rep) => rep.map((component) => component.join('&')).join('^')).join('\n').trim();
       if (!text) continue;
@@ -173,18 +220,24 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
       continue;
     }
     noteTarget = { segment };
+    if (segment.name === 'OBX' && !obr && !orderless && !orderNumber({ obr, orc })) {
+      // No OBR (and no ORC number) before it: the result has no order, which the OBR check below never sees.
+      orderless = true;
+      problems.push(warning(errorCodes.segmentSequenceError, `OBX[${segment.sequence}] comes before any OBR, so it has no order number: results without one are identified by their code and time, so a correction with another time is stored as a new result`, { segment: 'OBX', sequence: segment.sequence }));
+    }
     if (segment.name === 'ORC') orc = segment;
     else if (segment.name === 'OBR') {
       endOrder();
       obr = segment;
       noteTarget = 'order';
-      if (!orderNumber({ obr, orc }) && message.segments.some((s) => s.name === 'OBX')) {
+      if (!orderNumber({ obr, orc }) && hasResults) {
         problems.push(warning(errorCodes.requiredFieldMissing, `OBR[${obr.sequence}] has no order number (OBR-3, OBR-2, ORC-3, ORC-2): its results are identified by their code and time, so a correction with another time is stored as a new result`, { segment: 'OBR', sequence: obr.sequence, field: 3 }));
       }
     } else if (segment.name === 'OBX' && documentValueTypes.has(valueOf(segment, 2).trim().toUpperCase())) {
       const result = mapObxDocument(segment, { obr, orc, sendingFacility: header.sendingFacility, timeZone: options.timeZone });
       problems.push(...result.problems);
       if (result.document) results.push({ resource: result.document, formerIdentifiers: result.formerIdentifiers });
+      if (result.assumedUtc) assumedUtc.value = true;
     } else if (segment.name === 'OBX') {
       const result = mapObx(segment, { obr, orc, sendingFacility: header.sendingFacility, timeZone: options.timeZone });
       problems.push(...result.problems);
@@ -195,20 +248,12 @@ function planResults(message: Hl7Message, header: MessageHeader, problems: Probl
         }
         noteTarget = { observation: result.observation };
         results.push({ resource: result.observation, formerIdentifiers: result.formerIdentifiers });
-        if (/T\d\d:\d\d:\d\d(\.\d+)?Z$/.test(result.observation.effectiveDateTime ?? '') && !/[+-]\d{4}$/.test(valueOf(segment, 14) || valueOf(obr, 7))) assumedUtc = true;
+        if (result.assumedUtc) assumedUtc.value = true;
       }
     }
   }
   endOrder();
-  warnRepeatedIdentities(results, problems);
-  warnSegmentsNotStored(message, problems);
-  if (results.length === 0 && !problems.some((p) => p.severity === 'E')) {
-    problems.push(warning(errorCodes.segmentSequenceError, 'the ORU^R01 carries no OBX segment; only the patient was resolved', { segment: 'OBX' }));
-  }
-  if (assumedUtc) problems.push(warning(errorCodes.dataTypeError, 'observation times without a UTC offset were read as UTC: no time zone is set for this site or integration client'));
-  if (!mapped) return undefined;
-  const plan: Plan = { kind: 'results', patient: mapped.patient, results };
-  return visit ? { ...plan, visit } : plan;
+  return { patient: mapped.patient, ...(visit ? { visit } : {}), results };
 }
 
 // What an ORU^R01 is stored from; anything else it carries (PD1, PV2, TQ1, CTD, SPM, PRT, TXA,

@@ -11,6 +11,7 @@ import { errorCodes, error, type Problem } from '../problems.ts';
 import { parseHl7DateTime, type LocalTimeSetting } from './datetime.ts';
 import { readObservationIdentifier } from './observation-identifier.ts';
 import { resultIdentity, type ResultContext } from './result-identity.ts';
+import { resultStatusCode } from './result-status.ts';
 
 export const documentValueTypes = new Set(['ED', 'RP']);
 
@@ -25,7 +26,7 @@ function contentType(type: string, subtype: string): string {
   return main === 'text' ? 'text/plain' : 'application/octet-stream';
 }
 
-export function mapObxDocument(obx: Segment, context: ResultContext & LocalTimeSetting): { document?: DocumentReference; formerIdentifiers: Identifier[]; problems: Problem[] } {
+export function mapObxDocument(obx: Segment, context: ResultContext & LocalTimeSetting): { document?: DocumentReference; formerIdentifiers: Identifier[]; problems: Problem[]; assumedUtc?: boolean } {
   const problems: Problem[] = [];
   const at = (field: number, component?: number) => ({ segment: 'OBX', sequence: obx.sequence, field, ...(component ? { component } : {}) });
   const type = valueOf(obx, 2).trim().toUpperCase();
@@ -54,8 +55,8 @@ export function mapObxDocument(obx: Segment, context: ResultContext & LocalTimeS
   }
   const read = readObservationIdentifier(obx);
   problems.push(...read.problems);
-  const status = valueOf(obx, 11).trim().toUpperCase();
-  if (status === '') problems.push(error(errorCodes.requiredFieldMissing, 'OBX-11 (observation result status) is empty', at(11)));
+  const { code: status, problems: statusProblems } = resultStatusCode(obx, context.obr);
+  problems.push(...statusProblems);
   if (problems.some((p) => p.severity === 'E') || !attachment || !read.identifier) return { formerIdentifiers: [], problems };
 
   const identity = resultIdentity(obx, context, read.identifier);
@@ -74,5 +75,5 @@ export function mapObxDocument(obx: Segment, context: ResultContext & LocalTimeS
   const parsed = when ? parseHl7DateTime(when, context.timeZone) : undefined;
   // DocumentReference.date is an instant: only a full date and time qualifies.
   if (parsed && /T/.test(parsed.dateTime)) document.date = parsed.dateTime;
-  return { document, formerIdentifiers: identity.formerIdentifiers, problems };
+  return { document, formerIdentifiers: identity.formerIdentifiers, problems, assumedUtc: parsed?.assumedUtc === true };
 }

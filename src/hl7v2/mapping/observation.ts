@@ -14,12 +14,15 @@ import { codeableConcept, systemUri } from './coding.ts';
 import { parseHl7DateTime, type LocalTimeSetting } from './datetime.ts';
 import { readObservationIdentifier } from './observation-identifier.ts';
 import { resultIdentity, type ResultContext } from './result-identity.ts';
+import { resultStatusCode } from './result-status.ts';
 
 export interface MappedObservation {
   observation?: Observation;
   /** Identities the service gave this result before (see IncomingResult in the domain). */
   formerIdentifiers: Identifier[];
   problems: Problem[];
+  /** True when a time of the result (OBX-14, OBR-7, a DTM value) had no offset and was read as UTC. */
+  assumedUtc?: boolean;
 }
 
 // Table 0085 to FHIR observation-status, per the IG's ConceptMap "table-hl70085".
@@ -49,10 +52,10 @@ export function mapObx(obx: Segment, context: ResultContext & LocalTimeSetting):
   const read = readObservationIdentifier(obx);
   problems.push(...read.problems);
 
-  const statusCode = clean(valueOf(obx, 11)).toUpperCase();
-  const status = statuses[statusCode];
-  if (statusCode === '') problems.push(error(errorCodes.requiredFieldMissing, 'OBX-11 (observation result status) is empty', at(11)));
-  else if (!status) problems.push(error(errorCodes.tableValueNotFound, `OBX-11 "${statusCode}" is not in table 0085`, at(11)));
+  const statusCode = resultStatusCode(obx, context.obr);
+  problems.push(...statusCode.problems);
+  const status = statuses[statusCode.code];
+  if (statusCode.code !== '' && !status) problems.push(error(errorCodes.tableValueNotFound, `OBX-11 "${statusCode.code}" is not in table 0085`, at(11)));
 
   const observation: Observation = {
     resourceType: 'Observation',
@@ -63,8 +66,8 @@ export function mapObx(obx: Segment, context: ResultContext & LocalTimeSetting):
   const identity = read.identifier ? resultIdentity(obx, context, read.identifier) : undefined;
   if (identity) observation.identifier = [identity.identifier];
 
-  const valueProblems = mapValue(obx, observation, at, context.timeZone);
-  problems.push(...valueProblems);
+  const times = { assumedUtc: false };
+  problems.push(...mapValue(obx, observation, at, context.timeZone, times));
 
   const range = referenceRange(clean(valueOf(obx, 7)), units(fieldOf(obx, 6)[0]));
   if (range) observation.referenceRange = [range];
@@ -80,17 +83,20 @@ export function mapObx(obx: Segment, context: ResultContext & LocalTimeSetting):
   const effective = clean(valueOf(obx, 14)) || clean(valueOf(context.obr, 7));
   if (effective) {
     const parsed = parseHl7DateTime(effective, context.timeZone);
-    if (parsed) observation.effectiveDateTime = parsed.dateTime;
-    else problems.push(error(errorCodes.dataTypeError, `${clean(valueOf(obx, 14)) ? 'OBX-14' : 'OBR-7'} "${effective}" is not a date/time`, clean(valueOf(obx, 14)) ? at(14) : { segment: 'OBR', sequence: context.obr?.sequence ?? 1, field: 7 }));
+    if (parsed) {
+      observation.effectiveDateTime = parsed.dateTime;
+      times.assumedUtc ||= parsed.assumedUtc;
+    } else problems.push(error(errorCodes.dataTypeError, `${clean(valueOf(obx, 14)) ? 'OBX-14' : 'OBR-7'} "${effective}" is not a date/time`, clean(valueOf(obx, 14)) ? at(14) : { segment: 'OBR', sequence: context.obr?.sequence ?? 1, field: 7 }));
   }
 
   const hasErrors = problems.some((p) => p.severity === 'E');
-  return hasErrors || !identity ? { formerIdentifiers: [], problems } : { observation, formerIdentifiers: identity.formerIdentifiers, problems };
+  return hasErrors || !identity ? { formerIdentifiers: [], problems } : { observation, formerIdentifiers: identity.formerIdentifiers, problems, assumedUtc: times.assumedUtc };
 }
 
 type At = (field: number, component?: number) => { segment: string; sequence: number; field: number; component?: number };
 
-function mapValue(obx: Segment, observation: Observation, at: At, timeZone: string | null | undefined): Problem[] {
+/** `times.assumedUtc` is set when a DTM value had no offset and was read as UTC (warned like OBX-14). */
+function mapValue(obx: Segment, observation: Observation, at: At, timeZone: string | null | undefined, times: { assumedUtc: boolean }): Problem[] {
   const type = valueOf(obx, 2).trim().toUpperCase();
   const repetitions = fieldOf(obx, 5).filter((rep) => !isEmptyRepetition(rep));
   if (repetitions.length === 0) return [];
@@ -124,6 +130,7 @@ function mapValue(obx: Segment, observation: Observation, at: At, timeZone: stri
       const parsed = parseHl7DateTime(first, timeZone);
       if (!parsed) return [error(errorCodes.dataTypeError, `OBX-5 "${first}" is not a date/time (value type ${type})`, at(5))];
       observation.valueDateTime = parsed.dateTime;
+      times.assumedUtc ||= parsed.assumedUtc;
       return [];
     }
     case 'TM': {
@@ -138,7 +145,13 @@ function mapValue(obx: Segment, observation: Observation, at: At, timeZone: stri
     if (concept) observation.valueCodeableConcept = concept;
     return [];
   }
-  return [error(errorCodes.dataTypeError, `OBX-2 value type ${type} cannot be mapped to an Observation value (supported: NM, SN, ST, TX, FT, CE, CWE, CNE, DT, DTM, TS, TM)`, at(2))];
+  if (type === 'ID' || type === 'IS') {
+    // A code of an HL7 (ID) or user-defined (IS) table, its table unnamed: a coding without a
+    // system, as the IG's ID[CodeableConcept] and IS[CodeableConcept] maps make it.
+    observation.valueCodeableConcept = { coding: [{ code: first }] };
+    return [];
+  }
+  return [error(errorCodes.dataTypeError, `OBX-2 value type ${type} cannot be mapped to an Observation value (supported: NM, SN, ST, TX, FT, CE, CWE, CNE, ID, IS, DT, DTM, TS, TM)`, at(2))];
 }
 
 /**
@@ -159,8 +172,11 @@ function parseNumber(text: string): number | undefined {
 
 function units(rep: Repetition | undefined): Omit<Quantity, 'value'> {
   if (!rep) return {};
-  const code = componentOf(rep, 1).trim();
-  const text = componentOf(rep, 2).trim();
+  // The HL7 null "" says there is no unit (a dimensionless result, or a sender that writes "" in
+  // every empty field); it is no unit code.
+  const clean = (v: string) => (v.trim() === hl7Null ? '' : v.trim());
+  const code = clean(componentOf(rep, 1));
+  const text = clean(componentOf(rep, 2));
   const system = systemUri(componentOf(rep, 3));
   if (!code && !text) return {};
   return { unit: text || code, ...(code ? { code } : {}), ...(system ? { system } : {}) };

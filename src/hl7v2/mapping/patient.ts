@@ -1,7 +1,7 @@
 /**
  * PID to FHIR Patient, after the HL7 v2-to-FHIR IG's "PID[Patient]" segment map:
  * PID-3 identifiers (CX), PID-5 names (XPN), PID-7 birth date, PID-8 gender (table 0001),
- * PID-11 addresses (XAD), PID-13 home and PID-14 work telecom (XTN).
+ * PID-11 addresses (XAD), PID-13 home and PID-14 work telecom (XTN), PID-29/30 death.
  * https://build.fhir.org/ig/HL7/v2-to-fhir/ConceptMap-segment-pid-to-patient.html
  */
 import type { Address, ContactPoint, HumanName, Identifier, Patient } from '@medplum/fhirtypes';
@@ -16,7 +16,7 @@ export interface MappedPatient {
   problems: Problem[];
 }
 
-export type DemographicElement = 'name' | 'birthDate' | 'gender' | 'address' | 'telecom';
+export type DemographicElement = 'name' | 'birthDate' | 'gender' | 'address' | 'telecom' | 'deceased';
 
 const nullableFields: [number, DemographicElement][] = [
   [5, 'name'],
@@ -27,7 +27,8 @@ const nullableFields: [number, DemographicElement][] = [
 
 const identifierTypeSystem = 'http://terminology.hl7.org/CodeSystem/v2-0203';
 
-export function mapPid(pid: Segment): MappedPatient {
+/** `timeZone`: the IANA zone of the sender's times without an offset (PID-29; datetime.ts). */
+export function mapPid(pid: Segment, timeZone?: string | null): MappedPatient {
   const problems: Problem[] = [];
   const at = (field: number, component?: number) => ({ segment: 'PID', sequence: pid.sequence, field, ...(component ? { component } : {}) });
   const patient: Patient = { resourceType: 'Patient' };
@@ -66,6 +67,8 @@ export function mapPid(pid: Segment): MappedPatient {
   ].filter((c): c is ContactPoint => c !== undefined);
   if (telecom.length > 0) patient.telecom = telecom;
 
+  problems.push(...mapDeath(pid, patient, timeZone));
+
   const isNull = (field: number) => {
     const reps = fieldOf(pid, field);
     return reps.length === 1 && reps[0]!.length === 1 && reps[0]![0]!.length === 1 && reps[0]![0]![0] === hl7Null;
@@ -73,7 +76,33 @@ export function mapPid(pid: Segment): MappedPatient {
   const cleared = nullableFields.filter(([field]) => isNull(field)).map(([, element]) => element);
   // Telecom is one element fed by two fields: cleared only when both say "".
   if (isNull(13) && isNull(14)) cleared.push('telecom');
+  // Death is one element fed by two fields, likewise ("" in both: the death was recorded in error).
+  if (isNull(29) && isNull(30)) cleared.push('deceased');
   return { patient, cleared, problems };
+}
+
+/**
+ * PID-29 (patient death date and time) to deceasedDateTime, else PID-30 (death indicator, table
+ * 0136) to deceasedBoolean, as the IG maps them. A death notice comes as an ADT^A08 (or A03) with
+ * these fields; an indicator "N" with a death time contradicts itself, and which one is wrong
+ * cannot be told, so the message is refused rather than a patient recorded alive or dead.
+ */
+function mapDeath(pid: Segment, patient: Patient, timeZone: string | null | undefined): Problem[] {
+  const at = (field: number) => ({ segment: 'PID', sequence: pid.sequence, field });
+  const time = valueOf(pid, 29).trim();
+  const indicator = valueOf(pid, 30).trim().toUpperCase();
+  const problems: Problem[] = [];
+  if (time !== '' && time !== hl7Null) {
+    const parsed = parseHl7DateTime(time, timeZone);
+    if (!parsed) problems.push(error(errorCodes.dataTypeError, `PID-29 (patient death date and time) "${time}" is not a date/time`, at(29)));
+    else if (indicator === 'N') problems.push(error(errorCodes.dataTypeError, `PID-30 (patient death indicator) is "N" but PID-29 gives a death time "${time}"`, at(30)));
+    else patient.deceasedDateTime = parsed.dateTime;
+    return problems;
+  }
+  if (indicator === 'Y') patient.deceasedBoolean = true;
+  else if (indicator === 'N') patient.deceasedBoolean = false;
+  else if (indicator !== '' && indicator !== hl7Null) problems.push(warning(errorCodes.tableValueNotFound, `PID-30 (patient death indicator) "${indicator}" is not in table 0136 (Y, N); ignored`, at(30)));
+  return problems;
 }
 
 // Table 0001 to FHIR administrative-gender, per the IG's ConceptMap "table-hl70001-to-administrative-gender".

@@ -13,9 +13,11 @@ import { refusalOf } from '../../platform/disk-space/disk-space-guard.ts';
 import type { Services } from '../../platform/services.ts';
 import { isTransientDatabaseError } from '../../storage/errors.ts';
 import { buildAck } from '../ack/build-ack.ts';
-import { encodeText, supportedCharset } from '../er7/charset.ts';
+import { splitBatch } from '../er7/batch.ts';
+import { encodeText, supportedCharset, type SupportedCharset } from '../er7/charset.ts';
 import { readHeader } from '../er7/header.ts';
 import { parseEr7 } from '../er7/parse.ts';
+import { ingestBatchMessages } from '../intake/batch-intake.ts';
 import { defaultMaxMessageBytes, ingestHl7v2 } from '../intake/intake.ts';
 import { errorCodes, error } from '../problems.ts';
 import { addressIsRegistered, authorizeSender } from './authorize.ts';
@@ -305,23 +307,31 @@ class Connection {
       this.#write(ack, head?.charset ?? 'UNICODE UTF-8');
       return;
     }
-    await this.#message(event.payload);
+    const batch = splitBatch(event.payload);
+    if (!batch) {
+      const answer = await this.#answer(event.payload);
+      this.#write(answer.ack, answer.charset);
+      return;
+    }
+    // A batch in one frame: each message authorized and taken as if framed alone, one frame of
+    // ACKs in answer, in the first message's charset.
+    const answered = await ingestBatchMessages(batch, (raw, halted) => this.#answer(Buffer.from(raw), halted));
+    this.#write(answered.ack, answered.answers.flat()[0]?.charset ?? 'UNICODE UTF-8');
   }
 
-  async #message(payload: Buffer): Promise<void> {
+  /** One message's ACK, in the charset it is to be written in; `halted`: not to be applied. */
+  async #answer(payload: Buffer, halted?: Error): Promise<{ ack: string; charset: SupportedCharset; retry: boolean }> {
     // First pass: the header, to find the sender's client (whose default charset then applies).
     const first = parseEr7(payload, { defaultCharset: firstPassCharset, maxBytes: this.#maxFrameBytes });
     if (!first.message) {
       this.#logger.warn({ problems: first.problems.map((p) => p.message) }, 'MLLP frame is not an HL7 v2 message');
-      this.#write(buildAck({ code: 'AE', text: 'not an HL7 v2 message', problems: first.problems }), 'UNICODE UTF-8');
-      return;
+      return { ack: buildAck({ code: 'AE', text: 'not an HL7 v2 message', problems: first.problems }), charset: 'UNICODE UTF-8', retry: false };
     }
     const header = readHeader(first.message);
     const refuse = (text: string, problem = error(errorCodes.unknownKeyIdentifier, text, { segment: 'MSH', sequence: 1, field: 3 })) => {
       this.#services.metrics?.hl7v2Message('mllp', `${header.messageCode}^${header.triggerEvent}`, problem.code === errorCodes.applicationInternalError ? 'AR' : 'refused');
       const ack = buildAck({ message: first.message, code: 'AR', text: text.slice(0, 80), problems: [problem] });
-      this.#write(ack, first.message!.charset);
-      return ack;
+      return { ack, charset: first.message!.charset, retry: problem.code === errorCodes.applicationInternalError };
     };
     let authorization;
     try {
@@ -329,14 +339,13 @@ class Connection {
     } catch (err) {
       if (!isTransientDatabaseError(err)) throw err;
       this.#logger.warn({ controlId: header.controlId }, 'MLLP message answered AR: database unavailable');
-      refuse('temporarily unable to store the message; send it again later', error(errorCodes.applicationInternalError, 'the database is temporarily unavailable; nothing was stored; retry later'));
-      return;
+      return refuse('temporarily unable to store the message; send it again later', error(errorCodes.applicationInternalError, 'the database is temporarily unavailable; nothing was stored; retry later'));
     }
     if (authorization.kind === 'refused') {
       this.#logger.warn({ controlId: header.controlId, sendingApplication: header.sendingApplication, sendingFacility: header.sendingFacility }, authorization.reason);
-      const ackText = refuse(authorization.reason);
-      recordRefusedSender(this.#services.database, authorization, this.#remote, { raw: payload, message: first.message, header, ackText });
-      return;
+      const answer = refuse(authorization.reason);
+      recordRefusedSender(this.#services.database, authorization, this.#remote, { raw: payload, message: first.message, header, ackText: answer.ack });
+      return answer;
     }
     const { client, site } = authorization;
     const context = siteContextFor(site, { kind: 'integration-client', clientId: client.id, remoteAddress: this.#remote });
@@ -350,7 +359,7 @@ class Connection {
         clientTimeZone: client.timeZone,
         origin: { transport: 'mllp', remoteAddress: this.#remote, credentialId: client.id },
         maxBytes: this.#maxFrameBytes,
-        ...refusalOf(this.#services),
+        ...(halted ? { refusal: halted } : refusalOf(this.#services)),
         // The first pass read the whole message already; with the same default charset it stands.
         ...(defaultCharset === firstPassCharset ? { parsed: first } : {}),
       },
@@ -360,7 +369,7 @@ class Connection {
     // a line per message is a measurable share of the CPU at high rates.
     this.#logger.debug({ site: site.id, messageType: outcome.messageType, controlId: outcome.controlId, ack: outcome.ackCode, duplicate: outcome.duplicate }, 'HL7 v2 message acknowledged');
     this.#services.metrics?.hl7v2Message('mllp', outcome.messageType, outcome.ackCode);
-    this.#write(outcome.ack, outcome.ackCharset);
+    return { ack: outcome.ack, charset: outcome.ackCharset, retry: outcome.retry };
   }
 
   #write(ack: string, charset: Parameters<typeof encodeText>[1]): void {

@@ -103,7 +103,7 @@ async function process(
       return await logAlone(database, site, raw, options, envelope, 'unsupported', [detail, ...envelope.problems]);
     }
 
-    const { command, problems } = readPatientCommand(root, envelope.rootName);
+    const { command, problems } = readPatientCommand(root, envelope.rootName, site.timeZone);
     const details = [...envelope.problems, ...problems];
     if (!command || details.some((detail) => detail.typeCode === 'E')) {
       return await logAlone(database, site, raw, options, envelope, 'content-error', details);

@@ -1,6 +1,7 @@
 import type { Identifier, Patient } from '@medplum/fhirtypes';
 import type { AcknowledgementDetail } from '../ack/acknowledgement.ts';
 import { attribute, childNamed, childrenNamed, type XmlElement } from '../xml/element.ts';
+import { parseHl7DateTime } from '../../hl7v2/mapping/datetime.ts';
 import { addressOf, contactPointOf, humanNameOf, identifierOf } from './datatypes.ts';
 
 export interface MappedPatient {
@@ -15,9 +16,10 @@ const genders: Record<string, Patient['gender']> = { M: 'male', F: 'female', UN:
  * The Patient role of a PRPA_MT201301/201302/201303UV02 registration (IHE ITI-44, section
  * 3.44.4.1.2) to a FHIR Patient, with the same field choices the HL7 v2 path makes for PID:
  * patient/id -> identifier (in document order: the first is the site's business identifier),
- * patientPerson name, telecom, administrativeGenderCode, birthTime and addr.
+ * patientPerson name, telecom, administrativeGenderCode, birthTime, addr, and deceasedTime or
+ * deceasedInd (as PID-29/30). `timeZone`: the site's, for a deceasedTime without an offset.
  */
-export function mapPatientRole(role: XmlElement): MappedPatient {
+export function mapPatientRole(role: XmlElement, timeZone?: string | null): MappedPatient {
   const problems: AcknowledgementDetail[] = [];
   const identifiers: Identifier[] = [];
   for (const element of childrenNamed(role, 'id')) {
@@ -81,7 +83,28 @@ export function mapPatientRole(role: XmlElement): MappedPatient {
       problems.push({ typeCode: 'E', code: 'SYN102', text: `birthTime "${value ?? ''}" is not a valid HL7 v3 timestamp (YYYYMMDD)`, location: birthElement.path });
     }
   }
+  problems.push(...mapDeath(person, patient, timeZone));
   return { patient, problems };
+}
+
+/**
+ * deceasedTime (TS) to deceasedDateTime, else deceasedInd (BL) to deceasedBoolean, as the v2 path
+ * maps PID-29 and PID-30; an indicator "false" with a death time is refused, as there.
+ */
+function mapDeath(person: XmlElement, patient: Patient, timeZone: string | null | undefined): AcknowledgementDetail[] {
+  const timeElement = childNamed(person, 'deceasedTime');
+  const indElement = childNamed(person, 'deceasedInd');
+  const indicator = indElement && attribute(indElement, 'nullFlavor') === undefined ? attribute(indElement, 'value') : undefined;
+  const value = timeElement && attribute(timeElement, 'nullFlavor') === undefined ? attribute(timeElement, 'value') : undefined;
+  if (value !== undefined) {
+    const parsed = parseHl7DateTime(value, timeZone);
+    if (!parsed) return [{ typeCode: 'E', code: 'SYN102', text: `deceasedTime "${value}" is not a valid HL7 v3 timestamp`, location: timeElement!.path }];
+    if (indicator === 'false') return [{ typeCode: 'E', code: 'SYN113', text: `deceasedInd is false but deceasedTime gives a death time "${value}"`, location: indElement!.path }];
+    patient.deceasedDateTime = parsed.dateTime;
+    return [];
+  }
+  if (indicator === 'true' || indicator === 'false') patient.deceasedBoolean = indicator === 'true';
+  return [];
 }
 
 /**

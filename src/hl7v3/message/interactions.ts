@@ -31,7 +31,8 @@ export interface ReadCommand {
 }
 
 /** Reads controlActProcess/subject/registrationEvent of a supported interaction. */
-export function readPatientCommand(root: XmlElement, interaction: SupportedInteraction): ReadCommand {
+/** `timeZone`: the site's, for times without an offset (mapping/patient.ts). */
+export function readPatientCommand(root: XmlElement, interaction: SupportedInteraction, timeZone?: string | null): ReadCommand {
   const controlAct = childNamed(root, 'controlActProcess');
   const event = descend(controlAct, 'subject', 'registrationEvent');
   const role = descend(event, 'subject1', 'patient');
@@ -42,7 +43,7 @@ export function readPatientCommand(root: XmlElement, interaction: SupportedInter
       problems: [{ typeCode: 'E', code: 'SYN100', text: 'the message has no registrationEvent patient (controlActProcess/subject/registrationEvent/subject1/patient)', location: missingAt }],
     };
   }
-  const { patient, problems } = mapPatientRole(role);
+  const { patient, problems } = mapPatientRole(role, timeZone);
   if (interaction !== 'PRPA_IN201304UV02') {
     return { command: { kind: 'upsert', interaction, patient }, problems };
   }

@@ -34,7 +34,11 @@ export function decodeXmlBytes(bytes: Uint8Array, charset?: string): string {
   const declared = charset ?? declaredEncoding(bytes);
   if (declared === undefined) return strictDecode(bytes, 'utf-8');
   const label = supported[declared.toLowerCase()];
-  if (label === undefined || label === 'utf-16') {
+  // UTF-16 always has a byte order mark or a zero byte in its first two: these bytes are 8-bit,
+  // so the label is wrong, as .NET writes it (a string serialised as "utf-16", then sent as
+  // UTF-8). Read as UTF-8, strictly, as libxml2 does: bytes that are not UTF-8 are still refused.
+  if (label === 'utf-16') return strictDecode(bytes, 'utf-8');
+  if (label === undefined) {
     throw new XmlRejection('encoding', `the character encoding "${declared}" is not supported; send UTF-8`);
   }
   return strictDecode(bytes, label);

@@ -65,3 +65,16 @@ test('control characters in echoed text become hexadecimal escapes and read back
   assert.equal(valueOf(segmentsNamed(read.message!, 'ERR')[0], 8), 'bad\ufffdbyte\rand\ttab');
   assert.ok(read.problems.some((p) => p.severity === 'E' && p.location?.segment === 'ERR' && p.location.field === 8));
 });
+
+test('a sender of v2.2 or v2.3 is answered in its own form: MSH-9 without the structure, and ERR-1 filled', () => {
+  const v23 = parseEr7(Buffer.from('MSH|^~\\&|LAB|HOSP|GW|GWF|20240101||ORU^R01|M23|P|2.3\rPID|1'), options).message!;
+  const ack = buildAck({ message: v23, code: 'AE', text: 'bad', problems: [error(errorCodes.requiredFieldMissing, 'PID-3 is empty', { segment: 'PID', sequence: 1, field: 3 })] });
+  const parsed = parseEr7(Buffer.from(ack), options).message!;
+  assert.deepEqual(firstSegment(parsed, 'MSH')!.fields[9], [[['ACK'], ['R01']]]);
+  assert.match(ack, /\rERR\|PID\^1\^3\^101&Required field missing&HL70357\|PID\^1\^3\^1\|101\^Required field missing\^HL70357\|E\|/);
+  // v2.1: MSH-9 held the type alone.
+  const v21 = parseEr7(Buffer.from('MSH|^~\\&|LAB|HOSP|GW|GWF|20240101||ADT|M21|P|2.1\rEVN|A04\rPID|1'), options).message!;
+  assert.equal(valueOf(firstSegment(parseEr7(Buffer.from(buildAck({ message: v21, code: 'AA', text: 'ok', problems: [] })), options).message!, 'MSH'), 9), 'ACK');
+  // From v2.5 on, ERR-1 stays empty.
+  assert.match(buildAck({ message: inbound, code: 'AE', text: 'bad', problems: [error(errorCodes.requiredFieldMissing, 'x', { segment: 'PID', sequence: 1, field: 3 })] }), /\rERR\|\|PID/);
+});

@@ -17,6 +17,39 @@ test('segment terminators CR, LF and CRLF all split segments; blank lines are sk
   }
 });
 
+test('spaces and tabs after a segment are padding, not part of its last field', () => {
+  const result = parse(`${base} \t\rPID|1||123^^^H^MR||Doe^Jane||19800101|F  \r`);
+  assert.deepEqual(result.problems, []);
+  assert.equal(readHeader(result.message!).versionField, '2.5.1');
+  assert.equal(valueOf(firstSegment(result.message!, 'PID'), 8), 'F');
+});
+
+test('stray control characters: a form feed becomes a line break, others are removed, with a warning per field', () => {
+  const result = parse(`${base}\rPID|1||123^^^H^MR||Do\x07e^Ja\\X01\\ne\rOBX|1|TX|R^Report^L||page one\x0cpage two||||||F\r`);
+  assert.deepEqual(
+    result.problems.map((p) => [p.severity, p.code, p.location?.segment, p.location?.field]),
+    [
+      ['W', 102, 'PID', 5],
+      ['W', 102, 'OBX', 5],
+    ],
+  );
+  assert.match(result.problems[0]!.message, /U\+0007, U\+0001/);
+  assert.equal(valueOf(firstSegment(result.message!, 'PID'), 5), 'Doe');
+  assert.equal(valueOf(firstSegment(result.message!, 'PID'), 5, 2), 'Jane');
+  assert.equal(valueOf(firstSegment(result.message!, 'OBX'), 5), 'page one\npage two');
+});
+
+test('ISO 8859-1 text with bytes 0x80-0x9F (Windows-1252 punctuation) is read as Windows-1252, with a warning', () => {
+  for (const charsetField of ['||||||8859/1', '']) {
+    const bytes = Buffer.concat([Buffer.from(`${base}${charsetField}\rPID|1||1^^^H^MR||O`, 'latin1'), Buffer.from([0x92]), Buffer.from('Brien^Se', 'latin1'), Buffer.from([0xe1]), Buffer.from('n\r', 'latin1')]);
+    const result = parse(bytes);
+    assert.equal(valueOf(firstSegment(result.message!, 'PID'), 5), 'O\u2019Brien', charsetField);
+    assert.equal(valueOf(firstSegment(result.message!, 'PID'), 5, 2), 'Se\u00e1n');
+    assert.ok(result.problems.some((p) => p.severity === 'W' && /Windows-1252/.test(p.message)));
+    assert.ok(result.problems.every((p) => p.severity === 'W'));
+  }
+});
+
 test('MSH-1 and MSH-2 define the delimiters, including non-default ones', () => {
   const result = parse('MSH*!@#$*APP*FAC*GW*GWF*20240101**ADT!A01*C2*P*2.5.1\rPID*1**A@B!x$y!z!!MR\r');
   assert.deepEqual(result.problems, []);

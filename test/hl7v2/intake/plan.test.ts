@@ -92,16 +92,72 @@ test('add and update person (A28, A31) update the demographics and take no visit
 test('NM sent with a comparator, as many laboratories do, keeps it in the quantity', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||>500|mg/dL|||||F', 'OBX|2|NM|1-2^B^LN||<= 0.05|ng/mL|||||F', 'OBX|3|NM|1-3^C^LN||7.5|mmol/L|||||F']);
   assert.deepEqual(result.found, ['W 102 OBX[1]-5', 'W 102 OBX[2]-5']);
-  const observations = result.plan!.kind === 'results' ? result.plan!.results.map((r) => r.resource as Observation) : [];
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
   assert.deepEqual(observations[0]!.valueQuantity, { value: 500, comparator: '>', unit: 'mg/dL', code: 'mg/dL' });
   assert.deepEqual(observations[1]!.valueQuantity, { value: 0.05, comparator: '<=', unit: 'ng/mL', code: 'ng/mL' });
   assert.deepEqual(observations[2]!.valueQuantity, { value: 7.5, unit: 'mmol/L', code: 'mmol/L' });
 });
 
+test('the HL7 null "" in OBX-6, OBX-7 and OBX-8 is no unit, range or interpretation', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|NM|1-1^A^LN||95|""|""|""|||F', 'OBX|2|NM|1-2^B^LN||1.2|""^^""|||||F']);
+  assert.deepEqual(result.found, []);
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
+  assert.deepEqual(
+    observations.map((o) => [o.valueQuantity, o.referenceRange, o.interpretation]),
+    [
+      [{ value: 95 }, undefined, undefined],
+      [{ value: 1.2 }, undefined, undefined],
+    ],
+  );
+});
+
+test('ID and IS values (codes of an HL7 or a local table) become a coded value without a system', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|ID|1-1^A^LN||Y||||||F', 'OBX|2|IS|1-2^B^L||POS||||||F']);
+  assert.deepEqual(result.found, []);
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
+  assert.deepEqual(observations.map((o) => o.valueCodeableConcept), [{ coding: [{ code: 'Y' }] }, { coding: [{ code: 'POS' }] }]);
+});
+
+test('a DTM result value without an offset, read as UTC for want of a time zone, is warned about like OBX-14', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1|||20241005', 'OBX|1|TS|1-1^A^LN||200410051230||||||F']);
+  assert.deepEqual(result.found, ['W 102']);
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
+  assert.equal(observations[0]!.valueDateTime, '2004-10-05T12:30:00Z');
+  assert.deepEqual(plan(msh('ORU^R01'), [pid, 'OBR|1||O1|||20241005', 'OBX|1|TS|1-1^A^LN||200410051230-0500||||||F']).found, []);
+});
+
+test('an empty OBX-11 takes the report status of OBR-25, with a warning; with neither, the result is refused', () => {
+  const obr = (status: string) => `OBR|1||O1|X^X^L|||20241005||||||||||||||||||${status}`;
+  const taken = plan(msh('ORU^R01'), [pid, obr('F'), 'OBX|1|NM|1-1^A^LN||5|mg|||||', 'OBX|2|ED|1-2^B^LN||^AP^PDF^Base64^JVBERi0=||||||""', obr('A'), 'OBX|1|NM|1-3^C^LN||6|mg|||||']);
+  assert.deepEqual(taken.found, ['W 101 OBX[1]-11', 'W 101 OBX[2]-11', 'W 101 OBX[3]-11']);
+  const resources = taken.plan!.kind === 'results' ? taken.plan!.groups.flatMap((g) => g.results).map((r) => r.resource) : [];
+  assert.deepEqual(
+    resources.map((r) => (r.resourceType === 'Observation' ? r.status : r.docStatus)),
+    ['final', 'final', 'preliminary'],
+  );
+  assert.deepEqual(plan(msh('ORU^R01'), [pid, obr(''), 'OBX|1|NM|1-1^A^LN||5|mg|||||']).found, ['E 101 OBX[1]-11']);
+  assert.deepEqual(plan(msh('ORU^R01'), [pid, obr('Y'), 'OBX|1|NM|1-1^A^LN||5|mg|||||']).found, ['E 101 OBX[1]-11']);
+});
+
+test('an OBX before any OBR, with no order number, is stored with a warning', () => {
+  const result = plan(msh('ORU^R01'), [pid, 'OBX|1|NM|1-1^A^LN||5|mg|||||F|||20241005120000-0500', 'OBX|2|NM|1-2^B^LN||6|mg|||||F|||20241005120000-0500']);
+  assert.deepEqual(result.found, ['W 100 OBX[1]']);
+  const ids = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource.identifier![0]!.value) : [];
+  assert.deepEqual(ids, ['HOSP|1-1@20241005120000-0500|http://loinc.org^1-1|', 'HOSP|1-2@20241005120000-0500|http://loinc.org^1-2|']);
+  // An ORC number gives the results their order: nothing to warn about.
+  assert.deepEqual(plan(msh('ORU^R01'), [pid, 'ORC|RE|P1|F1', 'OBX|1|NM|1-1^A^LN||5|mg|||||F']).found, []);
+});
+
+test('an OBR or OBX before the first PID belongs to no patient: AE, not filed under the next PID', () => {
+  const result = plan(msh('ORU^R01'), ['OBR|1||O1', 'OBX|1|NM|1-1^A^LN||5|mg|||||F', pid, 'OBR|1||O2', 'OBX|1|NM|1-2^B^LN||6|mg|||||F']);
+  assert.deepEqual(result.found, ['E 100 OBR[1]', 'E 100 OBX[1]']);
+  assert.equal(result.plan, undefined);
+});
+
 test('SN forms: comparator, range and ratio', () => {
   const result = plan(msh('ORU^R01'), [pid, 'OBR|1||O1', 'OBX|1|SN|1-1^A^LN||<^5|mg|||||F', 'OBX|2|SN|1-2^B^LN||^1^-^3|mg|||||F', 'OBX|3|SN|1-3^C^LN||^1^:^128||||||F']);
   assert.deepEqual(result.found, []);
-  const observations = result.plan!.kind === 'results' ? result.plan!.results.map((r) => r.resource as Observation) : [];
+  const observations = result.plan!.kind === 'results' ? result.plan!.groups.flatMap((g) => g.results).map((r) => r.resource as Observation) : [];
   assert.deepEqual(observations[0]!.valueQuantity, { value: 5, comparator: '<', unit: 'mg', code: 'mg' });
   assert.deepEqual(observations[1]!.valueRange, { low: { value: 1, unit: 'mg', code: 'mg' }, high: { value: 3, unit: 'mg', code: 'mg' } });
   assert.deepEqual(observations[2]!.valueRatio, { numerator: { value: 1 }, denominator: { value: 128 } });
@@ -111,11 +167,11 @@ test('result identifiers are the order, OBX-3 and OBX-4, never the set ids, and 
   const segments = [pid, 'ORC|RE|P1|F1', 'OBR|1|P1|F1^LAB', 'OBX|1|NM|1-1^A^LN||1||||||F', 'OBX|2|NM|1-2^B^LN|2|2||||||F', 'OBX|3|NM|1-3^C^99LOCAL||3||||||F', 'OBR|2|P2|F2^LAB', 'OBX|1|NM|1-1^A^LN||3||||||F'];
   const a = plan(msh('ORU^R01', { controlId: 'A' }), segments).plan!;
   const b = plan(msh('ORU^R01', { controlId: 'B' }), segments).plan!;
-  const ids = (p: typeof a) => (p.kind === 'results' ? p.results.map((r) => r.resource.identifier![0]!.value) : []);
+  const ids = (p: typeof a) => (p.kind === 'results' ? p.groups.flatMap((g) => g.results).map((r) => r.resource.identifier![0]!.value) : []);
   assert.deepEqual(ids(a), ['HOSP|F1^LAB|http://loinc.org^1-1|', 'HOSP|F1^LAB|http://loinc.org^1-2|2', 'HOSP|F1^LAB|99LOCAL^1-3|', 'HOSP|F2^LAB|http://loinc.org^1-1|']);
   assert.deepEqual(ids(a), ids(b), 'the control id does not enter the identifier');
   // A coding system without a FHIR URI was dropped from the key before it entered it (migration 0510).
-  const former = a.kind === 'results' ? a.results.map((r) => (r.formerIdentifiers ?? []).map((i) => i.value)) : [];
+  const former = a.kind === 'results' ? a.groups.flatMap((g) => g.results).map((r) => (r.formerIdentifiers ?? []).map((i) => i.value)) : [];
   assert.deepEqual(former, [[], [], ['HOSP|F1^LAB|^1-3|'], []]);
 });
 
