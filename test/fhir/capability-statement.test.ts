@@ -36,7 +36,7 @@ test('GET /fhir/metadata: R4 4.0.1 instance statement with exactly the seven typ
   // The result parameters that choose order and content are claimed as special parameters (checked by the walk).
   const params = (type: string) =>
     Object.fromEntries(resources.find((resource) => resource.type === type)!.searchParam.filter((p) => p.type !== 'special').map((p) => [p.name, p.type]));
-  assert.deepEqual(params('Patient'), { _id: 'token', _lastUpdated: 'date', identifier: 'token', name: 'string', birthdate: 'date', gender: 'token' });
+  assert.deepEqual(params('Patient'), { _id: 'token', _lastUpdated: 'date', identifier: 'token', name: 'string', family: 'string', given: 'string', birthdate: 'date', gender: 'token' });
   assert.deepEqual(params('Condition'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', 'clinical-status': 'token', code: 'token', 'onset-date': 'date' });
   assert.deepEqual(params('AllergyIntolerance'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', 'clinical-status': 'token', code: 'token', date: 'date' });
   assert.deepEqual(params('Observation'), { _id: 'token', _lastUpdated: 'date', patient: 'reference', subject: 'reference', code: 'token', category: 'token', status: 'token', date: 'date' });

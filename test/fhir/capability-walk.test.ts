@@ -119,7 +119,7 @@ async function seed(client: FhirClient): Promise<Seed> {
   await new Promise((resolve) => setTimeout(resolve, 20));
   const mrnB = `WALK-B-${client.site.siteId.slice(0, 8)}`;
   const patientB = await created(
-    await client.request('POST', '/fhir/Patient', { body: patientBody(mrnB, { name: [{ text: 'Bob Bishop' }], birthDate: '1990', gender: 'male' }) }),
+    await client.request('POST', '/fhir/Patient', { body: patientBody(mrnB, { name: [{ text: 'Bob Bishop', family: 'Bishop', given: ['Bob'] }], birthDate: '1990', gender: 'male' }) }),
   );
   ids.Patient = { a: patientA, b: patientB };
   for (const type of stored) ids[type] = { a: others[type]!, b: await created(await client.request('POST', `/fhir/${type}`, { body: bodyFor(type, 'b', patientB) })) };
@@ -196,6 +196,16 @@ const probes: Record<string, Probe> = {
   name: () => [
     ['name=WALK', ['a']],
     ['name=bishop', ['b']],
+  ],
+  family: () => [
+    ['family=walk', ['a']],
+    ['family=BISH', ['b']],
+    ['family=alker', []],
+  ],
+  given: () => [
+    ['given=an', ['a']],
+    ['given=bob,ann', ['a', 'b']],
+    ['given=walker', []],
   ],
   birthdate: () => [
     ['birthdate=1970-03-04', ['a']],

@@ -77,7 +77,7 @@ test('every unsupported parameter is named, one issue each: unknown names, modif
     ['Observation', '_revinclude=Provenance:target', /_revinclude=Provenance:target is not supported for Observation \(offered: none\)/],
     ['Observation', '_include=*', /_include=\* is not supported for Observation \(offered: Observation:patient, Observation:subject\)/],
     ['Observation', '_include:iterate=Observation:patient', /modifiers of _include and _revinclude \(:iterate\) are not supported/],
-    ['Patient', '_sort=colour', /_sort=colour: colour is not a sort key of Patient \(_id, _lastUpdated, identifier, name, birthdate, gender/],
+    ['Patient', '_sort=colour', /_sort=colour: colour is not a sort key of Patient \(_id, _lastUpdated, identifier, name, family, given, birthdate, gender/],
     ['Patient', '_contained=true', /search parameter _contained is not supported/],
     ['DiagnosticReport', '_sort=-_lastUpdated', /_sort is not supported for DiagnosticReport/],
     ['DiagnosticReport', '_lastUpdated=gt2020', /search parameter _lastUpdated is not supported for DiagnosticReport/],

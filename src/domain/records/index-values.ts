@@ -165,6 +165,11 @@ function patientReference(
   return match[1]!;
 }
 
+/**
+ * Every non-empty part of every name, normalized, in this order within each name: text, family,
+ * given, prefix, suffix. Migration 0895's cg_patient_name_parts finds the family and given names
+ * in it by that order: change the order there too.
+ */
 function nameSearchText(names: { text?: string; family?: string; given?: string[]; prefix?: string[]; suffix?: string[] }[]): string | null {
   const parts: string[] = [];
   for (const name of names) {

@@ -11,8 +11,12 @@ export type SearchIndexKind =
   | { kind: 'token'; paths: TokenPath[] }
   | { kind: 'patient-reference'; element: string }
   | { kind: 'name' }
+  | { kind: 'name-part'; part: NamePart }
   | { kind: 'birthdate' }
   | { kind: 'clinical-date'; elements: ClinicalDateElement[] };
+
+/** The HumanName parts searched on their own (Patient `family`, `given`). */
+export type NamePart = 'family' | 'given';
 
 /**
  * Where a type's clinical date is found: the element's name and its FHIR type. Each type has at
@@ -111,6 +115,18 @@ export const searchParameters: Record<StoredResourceType, SearchParameterDefinit
       type: 'string',
       description: 'Case-insensitive substring of any part of any name (text, family, given, prefix, suffix)',
       index: { kind: 'name' },
+    },
+    {
+      name: 'family',
+      type: 'string',
+      description: 'The start of a family name of any name, case- and accent-insensitive',
+      index: { kind: 'name-part', part: 'family' },
+    },
+    {
+      name: 'given',
+      type: 'string',
+      description: 'The start of a given name of any name, case- and accent-insensitive',
+      index: { kind: 'name-part', part: 'given' },
     },
     {
       name: 'birthdate',

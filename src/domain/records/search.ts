@@ -4,7 +4,7 @@ import type { SiteContext } from '../site-context.ts';
 import { timestampText } from './fhir-date.ts';
 import { isResourceId, normalizeForNameSearch } from './index-values.ts';
 import { present } from './read.ts';
-import { searchParameters, type StoredResourceType } from './search-parameters.ts';
+import { searchParameters, type NamePart, type StoredResourceType } from './search-parameters.ts';
 
 /**
  * The search engine of the store, in domain terms: conditions are ANDed, the values inside one
@@ -25,6 +25,7 @@ export type SearchCondition =
   | { kind: 'token'; param: string; values: TokenValue[] }
   | { kind: 'patient'; ids: string[] }
   | { kind: 'name'; values: string[] }
+  | { kind: 'name-part'; part: NamePart; values: string[] }
   | { kind: 'birthdate'; values: { prefix: ComparisonPrefix; start: string; end: string }[] }
   | { kind: 'last-updated'; values: { prefix: ComparisonPrefix; start: Date; end: Date }[] }
   | { kind: 'clinical-date'; values: { prefix: ComparisonPrefix; start: Date; end: Date }[] };
@@ -117,6 +118,9 @@ function sortColumn(sql: SqlBuilder, type: StoredResourceType, key: SearchSortKe
       return { expression: 'r.patient_id', cast: 'uuid', nullable: true };
     case 'name':
       return { expression: 'r.name_search', cast: 'text', nullable: true };
+    case 'name-part':
+      // The first such part of the first name that has one (as normalized for search).
+      return { expression: `(${namePartsSql(sql, parameter.index.part)})[1]`, cast: 'text', nullable: true };
     case 'birthdate':
       // A partial date is a range: ascending orders by its first day, descending by its last.
       return { expression: key.descending ? 'r.birth_date_end' : 'r.birth_date_start', cast: 'date', nullable: true };
@@ -275,6 +279,17 @@ function conditionSql(sql: SqlBuilder, condition: SearchCondition): string {
       return `(${condition.values
         .map((value) => `r.name_search LIKE ${sql.add(`%${escapeLike(normalizeForNameSearch(value))}%`)}`)
         .join(' OR ')})`;
+    case 'name-part': {
+      // The name index finds the patients with the value anywhere in a name (a superset); the
+      // parts are then checked one by one.
+      const parts = namePartsSql(sql, condition.part);
+      return `(${condition.values
+        .map((value) => {
+          const normalized = escapeLike(normalizeForNameSearch(value));
+          return `(r.name_search LIKE ${sql.add(`%${normalized}%`)} AND EXISTS (SELECT 1 FROM unnest(${parts}) AS part WHERE part LIKE ${sql.add(`${normalized}%`)}))`;
+        })
+        .join(' OR ')})`;
+    }
     case 'birthdate':
       return `(${condition.values
         .map((value) => rangeSql(value.prefix, 'r.birth_date_start', 'r.birth_date_end', () => `${sql.add(value.start)}::date`, () => `${sql.add(value.end)}::date`, 'days'))
@@ -284,6 +299,14 @@ function conditionSql(sql: SqlBuilder, condition: SearchCondition): string {
     case 'last-updated':
       return instantRangesSql(sql, condition.values, 'r.last_updated', 'r.last_updated', 'point');
   }
+}
+
+/**
+ * A Patient's family or given names as normalized for search (migration 0895): read from
+ * name_search, which the service writes, so that they are normalized exactly as the search value.
+ */
+function namePartsSql(sql: SqlBuilder, part: NamePart): string {
+  return `cg_patient_name_parts(r.content, r.name_search, ${sql.add(part)})`;
 }
 
 /** Values of an instant parameter, ORed. */

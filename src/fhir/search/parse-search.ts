@@ -208,7 +208,9 @@ function condition(parameter: FhirSearchParameter, values: string[]): SearchCond
     case 'reference':
       return { kind: 'patient', ids: values.map((value) => referenceId(parameter.name, unescape(value))) };
     case 'string':
-      return { kind: 'name', values: values.map(unescape) };
+      return parameter.name === 'family' || parameter.name === 'given'
+        ? { kind: 'name-part', part: parameter.name, values: values.map(unescape) }
+        : { kind: 'name', values: values.map(unescape) };
     case 'date':
       // birthdate is a date (days); _lastUpdated and the clinical dates are instants.
       if (parameter.name === 'birthdate') return { kind: 'birthdate', values: values.map((value) => dayValue(parameter.name, value)) };

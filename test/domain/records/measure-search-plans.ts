@@ -37,6 +37,9 @@ try {
     ['Patient name=smit (common)', 'Patient', [{ kind: 'name', values: ['smit'] }], []],
     ['Patient name=qzx (no match)', 'Patient', [{ kind: 'name', values: ['qzx'] }], []],
     ['Patient name=family-4242 (rare)', 'Patient', [{ kind: 'name', values: ['family-4242'] }], []],
+    ['Patient family=smit (common)', 'Patient', [{ kind: 'name-part', part: 'family', values: ['smit'] }], []],
+    ['Patient family=family-4242 (rare)', 'Patient', [{ kind: 'name-part', part: 'family', values: ['family-4242'] }], []],
+    ['Patient given=given-42 (1 in 100)', 'Patient', [{ kind: 'name-part', part: 'given', values: ['given-42'] }], []],
     ['Patient birthdate=1980-05-17', 'Patient', [{ kind: 'birthdate', values: [{ prefix: 'eq', start: '1980-05-17', end: '1980-05-17' }] }], []],
     ['Patient birthdate=lt1931', 'Patient', [{ kind: 'birthdate', values: [{ prefix: 'lt', start: '1931-01-01', end: '1931-12-31' }] }], []],
     ['Observation patient', 'Observation', [{ kind: 'patient', ids: [patientId] }], []],
@@ -70,7 +73,8 @@ async function fill(database: Database, siteId: string, n: number): Promise<void
   await database.query(
     `INSERT INTO clinical_resource (site_id, resource_type, id, version_id, last_updated, content, business_identifier, name_search, birth_date_start, birth_date_end)
      SELECT $1, 'Patient', gen_random_uuid(), 1, now() - (i || ' seconds')::interval,
-            jsonb_build_object('resourceType', 'Patient', 'identifier', jsonb_build_array(jsonb_build_object('system', 'urn:mrn', 'value', 'MRN-' || i))),
+            jsonb_build_object('resourceType', 'Patient', 'identifier', jsonb_build_array(jsonb_build_object('system', 'urn:mrn', 'value', 'MRN-' || i)),
+              'name', jsonb_build_array(jsonb_build_object('family', CASE WHEN i % 10 = 0 THEN 'Smith' ELSE 'Family-' || (i % 100000) END, 'given', jsonb_build_array('Given-' || (i % 997))))),
             'MRN-' || i,
             CASE WHEN i % 10 = 0 THEN 'smith' ELSE 'family-' || (i % 100000) END || chr(31) || 'given-' || (i % 997),
             DATE '1930-01-01' + (i % 32850), DATE '1930-01-01' + (i % 32850)

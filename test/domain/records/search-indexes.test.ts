@@ -34,6 +34,8 @@ const cases: [string, SearchRequest['type'], SearchCondition[]][] = [
   ['identifier system|', 'Patient', [{ kind: 'token', param: 'identifier', values: [{ system: 'urn:mrn' }] }]],
   ['gender', 'Patient', [{ kind: 'token', param: 'gender', values: [{ code: 'female' }, { code: 'male' }] }]],
   ['name', 'Patient', [{ kind: 'name', values: ['smith'] }]],
+  ['family', 'Patient', [{ kind: 'name-part', part: 'family', values: ['smith'] }]],
+  ['given', 'Patient', [{ kind: 'name-part', part: 'given', values: ['anne', 'marie'] }]],
   ['birthdate eq', 'Patient', [{ kind: 'birthdate', values: [{ prefix: 'eq', start: '1980-01-01', end: '1980-12-31' }] }]],
   ['birthdate lt', 'Patient', [{ kind: 'birthdate', values: [{ prefix: 'lt', start: '1980-01-01', end: '1980-01-01' }] }]],
   ['_lastUpdated ge', 'Patient', [{ kind: 'last-updated', values: [{ prefix: 'ge', start: new Date('2026-01-01'), end: new Date('2026-01-02') }] }]],
