@@ -143,7 +143,14 @@ test('Prefer: return=minimal and return=OperationOutcome', async () => {
   const minimal = await client.request('POST', '/fhir/Patient', { body: patientBody('M-1'), headers: { prefer: 'return=minimal' } });
   assert.equal(minimal.statusCode, 201);
   assert.equal(minimal.body, '');
+  assert.equal(minimal.headers['content-type'], undefined, 'no body, so no Content-Type');
   assert.ok(minimal.headers.location);
+  const id = (minimal.headers.location as string).split('/')[5]!;
+  const updated = await client.request('PUT', `/fhir/Patient/${id}`, { body: { ...patientBody('M-1'), id, gender: 'female' }, headers: { prefer: 'return=minimal' } });
+  assert.equal(updated.statusCode, 200, updated.body);
+  assert.equal(updated.body, '');
+  assert.equal(updated.headers['content-type'], undefined);
+  assert.equal(updated.headers.etag, 'W/"2"');
   const outcome = await client.request('POST', '/fhir/Patient', { body: patientBody('M-2'), headers: { prefer: 'return=OperationOutcome' } });
   assert.equal(outcome.statusCode, 201);
   assert.equal(outcome.json().resourceType, 'OperationOutcome');

@@ -105,6 +105,12 @@ test('clinical types: patient (reference or bare id), clinical-status, code and 
   assert.deepEqual(matchIds(await search(client, `Condition?patient=Patient/${p1}`)), [c1]);
   assert.deepEqual(matchIds(await search(client, `Condition?patient=${p2}`)), [c2]);
   assert.deepEqual(matchIds(await search(client, `Condition?patient=Group/${p2}`)), []);
+  // The type modifier of a reference (search.html#reference).
+  assert.deepEqual(matchIds(await search(client, `Condition?subject:Patient=${p1}`)), [c1]);
+  assert.deepEqual(matchIds(await search(client, `Condition?patient:Patient=${p1},Patient/${p2}`)), [c1, c2].sort());
+  const wrongType = await client.request('GET', `/fhir/Condition?subject:Group=${p1}`);
+  assert.equal(wrongType.statusCode, 400, wrongType.body);
+  assert.match(wrongType.json().issue[0].diagnostics, /subject:Group: the modifier :Group is not supported on subject \(only :Patient is\)/);
   assert.deepEqual(matchIds(await search(client, 'Condition?clinical-status=active')), [c1]);
   assert.deepEqual(matchIds(await search(client, 'Condition?clinical-status=http://terminology.hl7.org/CodeSystem/condition-clinical|resolved')), [c2]);
   assert.deepEqual(matchIds(await search(client, 'Condition?code=http://snomed.info/sct|38341003,44054006')), [c1, c2].sort());

@@ -153,7 +153,8 @@ function respond(request: FastifyRequest, reply: FastifyReply, status: number, r
   const wanted = preference(request, 'return');
   if (wanted === 'minimal') {
     versionHeaders(reply, resource);
-    return reply.code(status).send('');
+    // No body, so no Content-Type: clients that parse any body they are given find none.
+    return reply.code(status).send();
   }
   if (wanted === 'operationoutcome') {
     versionHeaders(reply, resource);

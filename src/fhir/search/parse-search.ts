@@ -136,16 +136,19 @@ export function parseSearch(definition: FhirResourceDefinition, params: [string,
       ignore(rawName, `search parameter ${rawName} is not supported for ${definition.type}`);
       continue;
     }
-    if (modifier !== undefined) {
-      ignore(rawName, `${rawName}: the modifier :${modifier} is not supported on ${name} (no modifiers are)`);
+    // A reference's type modifier (search.html#reference): subject:Patient=123 is subject=Patient/123.
+    const typed = modifier !== undefined && parameter.type === 'reference' && parameter.target?.includes(modifier);
+    if (modifier !== undefined && !typed) {
+      const offered = parameter.type === 'reference' ? `only :${(parameter.target ?? []).join(', :')} is` : 'no modifiers are';
+      ignore(rawName, `${rawName}: the modifier :${modifier} is not supported on ${name} (${offered})`);
       continue;
     }
     // search.html#errors: an empty parameter value is ignored.
     if (value === '') continue;
-    const values = splitValues(value);
+    const values = typed ? splitValues(value).map((id) => (id.includes('/') ? id : `${modifier}/${id}`)) : splitValues(value);
     if (values.length > 100) throw bad(`${name} has more than 100 values`);
     parsed.conditions.push(condition(parameter, values));
-    parsed.criteria.push([name, value]);
+    parsed.criteria.push([name, typed ? values.join(',') : value]);
   }
   if (strict && parsed.ignored.length > 0) throw unsupportedParameters(supportedSearchParameterNames(definition), parsed.ignored);
   if (summary === 'count') parsed.count = 0;
