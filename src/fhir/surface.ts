@@ -13,6 +13,7 @@ import { registerCompression, registerCors } from './http/transport-plugins.ts';
 import { renderOperationOutcome } from './outcome.ts';
 import { createFhirContext } from './routes/fhir-context.ts';
 import { registerSystemHistoryRoute, registerTypeHistoryRoute } from './routes/history-list-routes.ts';
+import { registerEverythingRoute } from './routes/everything-route.ts';
 import { registerExportRoutes } from './routes/export-routes.ts';
 import { registerHistoryRoutes } from './routes/history-routes.ts';
 import { registerMethodNotAllowed } from './routes/method-not-allowed.ts';
@@ -67,6 +68,7 @@ export const fhirSurface: HttpSurface = {
     registerMethodNotAllowed(app, '/fhir/metadata', ['GET'], 'metadata');
     registerBundleRoute(app, context);
     registerExportRoutes(app, context);
+    registerEverythingRoute(app, context);
 
     registerSystemHistoryRoute(app, context);
     for (const definition of resourceDefinitions) {

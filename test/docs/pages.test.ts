@@ -113,6 +113,16 @@ test('docs/fhir.md: the examples create, read, update and search as their commen
       },
     },
     {
+      name: 'everything about a patient',
+      command: /\\\$everything\?_count=200/,
+      check({ stdout }) {
+        const [all, some] = jsonDocuments(stdout) as { type: string; entry: { resource: { resourceType: string; id: string } }[] }[];
+        assert.equal(all!.type, 'searchset');
+        assert.deepEqual([all!.entry[0]!.resource.resourceType, all!.entry[0]!.resource.id], ['Patient', values.ID], 'the patient comes first');
+        assert.ok(some!.entry.every((entry) => ['Observation', 'Condition'].includes(entry.resource.resourceType)), '_type keeps those types only');
+      },
+    },
+    {
       name: 'type and site history',
       command: /\/Patient\/_history\?_count=10/,
       check({ stdout }) {

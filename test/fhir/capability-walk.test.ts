@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { indexInstance } from '../../src/domain/imaging/index-instance.ts';
 import { createReport } from '../../src/domain/imaging/reports.ts';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +10,7 @@ import { loadConfig } from '../../src/config/env.ts';
 import { claimExport } from '../../src/domain/bulk-export/export-jobs.ts';
 import { runExport } from '../../src/fhir/export/export-runner.ts';
 import { useFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+import { indexedStudyOf } from './imaging-study-support.ts';
 
 // Issue 19 point 8: GET /fhir/metadata is walked claim by claim against a seeded site, so that a
 // claim without behaviour (a new type, interaction, search parameter, result parameter or flag
@@ -106,7 +106,7 @@ async function seed(client: FhirClient): Promise<Seed> {
   const patientA = await created(
     await client.request('POST', '/fhir/Patient', { body: patientBody(mrnA, { name: [{ family: 'Walker', given: ['Ann'] }], birthDate: '1970-03-04', gender: 'female' }) }),
   );
-  const studyA = await study(client, patientA, mrnA, 'a');
+  const studyA = await indexedStudyOf(fhirOrigin.db.database, client.site, patientA, mrnA);
   const stored = Object.keys(codes);
   const others: Record<string, string> = {};
   for (const type of stored) {
@@ -123,35 +123,10 @@ async function seed(client: FhirClient): Promise<Seed> {
   );
   ids.Patient = { a: patientA, b: patientB };
   for (const type of stored) ids[type] = { a: others[type]!, b: await created(await client.request('POST', `/fhir/${type}`, { body: bodyFor(type, 'b', patientB) })) };
-  const studyB = await study(client, patientB, mrnB, 'b');
+  const studyB = await indexedStudyOf(fhirOrigin.db.database, client.site, patientB, mrnB);
   ids.DiagnosticReport = { a: reportA, b: (await createReport(fhirOrigin.db.database, client.site, { studyInstanceUid: studyB, text: 'Draft.', status: 'draft' })).id };
   bodies.Patient = () => patientBody(`WALK-C-${client.site.siteId.slice(0, 8)}`);
   return { patients: { a: patientA, b: patientB, mrnA }, ids, between, bodies };
-}
-
-async function study(client: FhirClient, patientId: string, mrn: string, which: string): Promise<string> {
-  const studyInstanceUid = `1.2.826.0.1.3680043.9.${process.pid}.${Date.now()}${which === 'a' ? 1 : 2}`;
-  await fhirOrigin.db.database.transaction((tx) =>
-    indexInstance(tx, client.site, {
-      sopInstanceUid: `${studyInstanceUid}.1.1`,
-      sopClassUid: '1.2.840.10008.5.1.4.1.1.4',
-      transferSyntaxUid: '1.2.840.10008.1.2.1',
-      studyInstanceUid,
-      seriesInstanceUid: `${studyInstanceUid}.1`,
-      patientId: mrn,
-      studyDate: '20260314',
-      studyDescription: 'MR knee',
-      storagePath: `test/${studyInstanceUid}.dcm`,
-      sizeBytes: 10,
-      sha256: '0'.repeat(64),
-    }),
-  );
-  await fhirOrigin.db.database.query('UPDATE imaging_study SET patient_id = $3 WHERE site_id = $1 AND study_instance_uid = $2 AND patient_id IS NULL', [
-    client.site.siteId,
-    studyInstanceUid,
-    patientId,
-  ]);
-  return studyInstanceUid;
 }
 
 /** The seeded codes of a type, or a failure naming the claim the walk cannot check. */
@@ -716,6 +691,19 @@ const operationProbes: Record<string, (client: FhirClient, kickOffPath: string) 
     assert.equal(done.json().requiresAccessToken, true);
     assert.ok(done.json().output.some((file: { type: string }) => file.type === 'Patient'), `${kickOffPath}: patients are exported`);
   },
+  // Claimed on Patient at instance level: the type-level path is not served.
+  async everything(client, typePath) {
+    assert.equal((await client.request('GET', typePath)).statusCode, 404, `${typePath}: instance level only`);
+    const patient = (await client.request('POST', '/fhir/Patient', { body: patientBody(`EV-${client.site.siteId.slice(0, 8)}`) })).json().id as string;
+    const observation = await created(
+      await client.request('POST', '/fhir/Observation', { body: { resourceType: 'Observation', status: 'final', code: { text: 'x' }, subject: { reference: `Patient/${patient}` } } }),
+    );
+    const bundle = (await client.request('GET', `/fhir/Patient/${patient}/$everything`)).json();
+    assert.deepEqual(
+      bundle.entry.map((entry: { resource: { resourceType: string; id: string } }) => `${entry.resource.resourceType}/${entry.resource.id}`),
+      [`Patient/${patient}`, `Observation/${observation}`],
+    );
+  },
 };
 
 function scratchDir(): Promise<string> {
@@ -731,7 +719,7 @@ test('every operation the CapabilityStatement claims (system and type level) wor
   for (const resource of statement.rest[0].resource as { type: string; operation?: { name: string }[] }[]) {
     for (const operation of resource.operation ?? []) claimed.push([operation.name, `/fhir/${resource.type}/$${operation.name}`]);
   }
-  assert.deepEqual(claimed.map(([, path]) => path).sort(), ['/fhir/$export', '/fhir/Patient/$export']);
+  assert.deepEqual(claimed.map(([, path]) => path).sort(), ['/fhir/$export', '/fhir/Patient/$everything', '/fhir/Patient/$export']);
   for (const [name, path] of claimed) {
     assert.ok(operationProbes[name], `the walk cannot check the operation ${name} claimed at ${path}`);
     await operationProbes[name]!(client, path);
@@ -739,8 +727,9 @@ test('every operation the CapabilityStatement claims (system and type level) wor
   // The OpenAPI document claims exactly these operations: the kick-offs, the status URL and the files.
   const document = (await fhirOrigin.app.inject({ method: 'GET', url: '/api/documentation/openapi.json' })).json();
   const operationPaths = Object.keys(document.paths).filter((path) => path.includes('$'));
-  assert.deepEqual(operationPaths.sort(), ['/fhir/$export', '/fhir/$export-file/{id}/{index}', '/fhir/$export-status/{id}', '/fhir/Patient/$export']);
-  for (const path of claimed.map(([, path]) => path)) {
+  assert.deepEqual(operationPaths.sort(), ['/fhir/$export', '/fhir/$export-file/{id}/{index}', '/fhir/$export-status/{id}', '/fhir/Patient/$export', '/fhir/Patient/{id}/$everything']);
+  assert.deepEqual(Object.keys(document.paths['/fhir/Patient/{id}/$everything']), ['get']);
+  for (const path of claimed.filter(([name]) => name === 'export').map(([, path]) => path)) {
     assert.deepEqual(Object.keys(document.paths[path]).sort(), ['get', 'post'], path);
     assert.ok(document.paths[path].get.parameters.some((parameter: { in: string; name: string }) => parameter.in === 'header' && parameter.name === 'prefer'), `${path}: the Prefer header`);
   }

@@ -1,40 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { indexInstance } from '../../src/domain/imaging/index-instance.ts';
 import { createReport } from '../../src/domain/imaging/reports.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { useFhirOrigin, fhirClient, patientBody, type FhirClient } from './fhir-test-origin.ts';
+import { indexedStudyOf } from './imaging-study-support.ts';
 
 const fhirOrigin = useFhirOrigin();
 
-let uidCounter = 0;
-
 /** A study of the site with one instance, belonging to the patient with that business identifier. */
-async function createStudy(site: SiteContext, patient: { id: string; mrn: string }): Promise<string> {
-  uidCounter++;
-  const studyInstanceUid = `1.2.826.0.1.3680043.9.${process.pid}.${uidCounter}`;
-  await fhirOrigin.db.database.transaction((tx) =>
-    indexInstance(tx, site, {
-      sopInstanceUid: `${studyInstanceUid}.1.1`,
-      sopClassUid: '1.2.840.10008.5.1.4.1.1.4',
-      transferSyntaxUid: '1.2.840.10008.1.2.1',
-      studyInstanceUid,
-      seriesInstanceUid: `${studyInstanceUid}.1`,
-      patientId: patient.mrn,
-      studyDate: '20260314',
-      studyDescription: 'MR knee',
-      storagePath: `test/${studyInstanceUid}.dcm`,
-      sizeBytes: 10,
-      sha256: '0'.repeat(64),
-    }),
-  );
-  // The imaging intake links a study to the patient whose business identifier is its PatientID;
-  // where it has not done so, link it here so that the view's patient mapping is exercised.
-  await fhirOrigin.db.database.query(
-    'UPDATE imaging_study SET patient_id = $3 WHERE site_id = $1 AND study_instance_uid = $2 AND patient_id IS NULL',
-    [site.siteId, studyInstanceUid, patient.id],
-  );
-  return studyInstanceUid;
+function createStudy(site: SiteContext, patient: { id: string; mrn: string }): Promise<string> {
+  return indexedStudyOf(fhirOrigin.db.database, site, patient.id, patient.mrn);
 }
 
 async function patient(client: FhirClient, mrn: string): Promise<{ id: string; mrn: string }> {

@@ -179,3 +179,31 @@ export async function readPatientCompartment(db: Queryable, site: SiteContext, p
   );
   return rows.map((row) => present(row.content));
 }
+
+/** A page of a patient's compartment ($everything), in creation order after `afterSeq`. */
+export interface CompartmentPage {
+  resources: Resource[];
+  /** Where the next page starts, when there is one. */
+  nextSeq?: string;
+}
+
+export async function readPatientCompartmentPage(
+  db: Queryable,
+  site: SiteContext,
+  patientId: string,
+  options: { count: number; afterSeq: string; since?: Date; types?: string[] },
+): Promise<CompartmentPage> {
+  if (!isResourceId(patientId)) return { resources: [] };
+  const { rows } = await db.query<{ content: Resource; seq: string }>(
+    `SELECT content, seq::text AS seq FROM clinical_resource
+      WHERE site_id = $1 AND patient_id = $2 AND seq > $3::bigint
+        AND ($4::text[] IS NULL OR resource_type = ANY($4::text[]))
+        AND ($5::timestamptz IS NULL OR last_updated >= $5::timestamptz)
+      ORDER BY seq LIMIT $6`,
+    [site.siteId, patientId, options.afterSeq, options.types ?? null, options.since?.toISOString() ?? null, options.count + 1],
+  );
+  const page = rows.slice(0, options.count);
+  const result: CompartmentPage = { resources: page.map((row) => present(row.content)) };
+  if (rows.length > options.count && page.length > 0) result.nextSeq = page[page.length - 1]!.seq;
+  return result;
+}

@@ -9,7 +9,9 @@ import {
   readHistory,
   readPatientByBusinessIdentifier,
   readPatientCompartment,
+  readPatientCompartmentPage,
   readVersion,
+  type CompartmentPage,
   type HistoryFilter,
   type HistoryPage,
 } from './read.ts';
@@ -54,6 +56,8 @@ export interface ResourceStore {
   findOrCreatePatient(value: string, build: () => Patient): Promise<{ patient: Patient; created: boolean }>;
   /** Every non-Patient resource whose subject/patient is the patient, in creation order. */
   listPatientCompartment(patientId: string): Promise<Resource[]>;
+  /** A page of that list after `afterSeq` ('0' first), of the given types and changed since `since`. */
+  patientCompartmentPage(patientId: string, options: { count: number; afterSeq: string; since?: Date; types?: string[] }): Promise<CompartmentPage>;
   search(request: SearchRequest): Promise<SearchResult>;
   /**
    * Runs `find` and, when it finds nothing, `create`, while holding a lock on `criteriaKey` in this
@@ -159,6 +163,7 @@ export function resourceStore(db: Queryable, site: SiteContext): ResourceStore {
         return { patient: await insertResource(tx, site, patient), created: true };
       }),
     listPatientCompartment: (patientId) => readPatientCompartment(db, site, patientId),
+    patientCompartmentPage: (patientId, options) => readPatientCompartmentPage(db, site, patientId, options),
     search: (request) => searchResources(db, site, request),
     findEachByIdentifierLocked: (lookups) =>
       inTransaction(db, async (tx) => {

@@ -15,6 +15,9 @@ const bulkExportDocumentation =
   'Bulk Data Access IG v2.0.0 $export (Prefer: respond-async required) of the whole site, or (Patient) of the patient compartment: ' +
   'patients and every resource whose subject or patient is one. Parameters: _type, _since, _outputFormat (application/fhir+ndjson, ' +
   'application/ndjson, ndjson). Files are kept for CG_EXPORT_RETENTION_HOURS after the export finishes and are downloaded with the same API key.';
+const everythingDocumentation =
+  'Instance level only (GET Patient/{id}/$everything): the patient, every resource whose subject or patient it is in creation order, ' +
+  'and on the first page the imaging reports of its studies, as a paged searchset. Parameters: _count, _since, _type.';
 
 /**
  * GET /fhir/metadata (https://hl7.org/fhir/R4/http.html#capabilities): generated from the same
@@ -91,7 +94,12 @@ export function capabilityStatement(baseUrl: string, software: { name: string; v
               .map((parameter) => ({ name: parameter.name, type: 'special' as const, documentation: parameter.description })),
           ],
           ...(definition.type === 'Patient'
-            ? { operation: [{ name: 'export', definition: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/patient-export', documentation: bulkExportDocumentation }] }
+            ? {
+                operation: [
+                  { name: 'export', definition: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/patient-export', documentation: bulkExportDocumentation },
+                  { name: 'everything', definition: 'http://hl7.org/fhir/OperationDefinition/Patient-everything', documentation: everythingDocumentation },
+                ],
+              }
             : {}),
         })),
       },
