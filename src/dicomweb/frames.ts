@@ -1,9 +1,9 @@
 /**
  * Frames of a stored instance (PS3.18 10.4.1.1.4 Frame Resources): uncompressed frames as
  * application/octet-stream, compressed ones in the stored transfer syntax's media type (PS3.18
- * Table 8.7.3-5), never transcoded. Frames are cut from the parsed Pixel Data, so they are served
- * for instances up to maxFrameSourceBytes; a larger instance's frames are a 406 (retrieve the
- * instance instead).
+ * Table 8.7.3-5) or as octet-stream naming that syntax (frame-accept.ts), never transcoded.
+ * Frames are cut from the parsed Pixel Data, so they are served for instances up to
+ * maxFrameSourceBytes; a larger instance's frames are a 406 (retrieve the instance instead).
  */
 import { HttpProblem } from '../platform/http/http-problem.ts';
 import { readWholeInstance } from './dicom-json.ts';

@@ -12,6 +12,7 @@ import type { Services } from '../platform/services.ts';
 import type { StoredFileCache } from '../storage/dicom/stored-file-cache.ts';
 import { auditDicomwebAccess } from './access-audit.ts';
 import { readInstanceMetadata, type DicomJson } from './dicom-json.ts';
+import { acceptFrames } from './frame-accept.ts';
 import { parseFrameList, readFrames } from './frames.ts';
 import { acceptDicomJson, acceptMultipart } from './media-types.ts';
 import { multipartContentType, multipartStream, newBoundary, type OutgoingPart } from './multipart-writer.ts';
@@ -77,7 +78,8 @@ export function registerWadoRoutes(app: FastifyInstance, services: Services, fil
         summary: 'Frames of an instance (WADO-RS)',
         description:
           'multipart/related: uncompressed frames as application/octet-stream, compressed ones in the stored transfer syntax\'s media type ' +
-          '(image/jpeg, image/jls, image/jp2, image/dicom-rle). Instances over 64 MiB: 406.',
+          '(image/jpeg, image/jls, image/jp2, image/dicom-rle), or as application/octet-stream when asked with transfer-syntax=* (or the stored one), ' +
+          'the syntax named on each part. Never transcoded. Instances over 64 MiB: 406.',
         tags: ['WADO-RS'],
         params: { ...uidParams('Instance'), properties: { ...uidParams('Instance').properties, frames: { type: 'string', description: 'Comma-separated frame numbers from 1' } } },
         response: wadoResponses('multipart/related; type="application/octet-stream"'),
@@ -87,13 +89,13 @@ export function registerWadoRoutes(app: FastifyInstance, services: Services, fil
       const frameNumbers = parseFrameList(request.params.frames);
       const [instance] = await selectedInstances(services, request, 'Instance', 1);
       const { mediaType, frames } = await readFrames(storedFilePath(services.config, instance!.storagePath), instance!.sizeBytes, instance!.transferSyntaxUid, frameNumbers);
-      acceptMultipart(request.headers.accept, [mediaType], `multipart/related; type="${mediaType}"`);
+      const form = acceptFrames(request.headers.accept, mediaType, instance!.transferSyntaxUid);
       await auditSelection(services, request, 'Instance', selectionOf(request, 'Instance'));
       const boundary = newBoundary();
       const parts = (async function* (): AsyncGenerator<OutgoingPart> {
-        for (const frame of frames) yield { contentType: mediaType === 'application/octet-stream' ? mediaType : `${mediaType}; transfer-syntax=${instance!.transferSyntaxUid}`, body: () => [frame] };
+        for (const frame of frames) yield { contentType: form.partContentType, body: () => [frame] };
       })();
-      return reply.type(multipartContentType(mediaType, boundary)).send(multipartStream(boundary, parts));
+      return reply.type(multipartContentType(form.mediaType, boundary)).send(multipartStream(boundary, parts));
     },
   );
 }

@@ -101,6 +101,19 @@ test('metadata is DICOM JSON without Pixel Data; frames come uncompressed as oct
   assert.equal(rleParts[0]!.headers['content-type'], 'image/dicom-rle; transfer-syntax=1.2.840.10008.1.2.5');
   // Asking for uncompressed frames of an RLE instance: not transcoded, 406.
   assert.equal((await get(key, `/studies/${rle.study}/series/${rleSeries}/instances/${rle.instance}/frames/1`, 'multipart/related; type="application/octet-stream"')).status, 406);
+  // What dicomweb-client and Cornerstone ask by default: octet-stream in any syntax. The stored
+  // frames, each part naming its syntax (as dcm4chee-arc and Orthanc answer).
+  const anySyntax = await get(key, `/studies/${rle.study}/series/${rleSeries}/instances/${rle.instance}/frames/1,2`, 'multipart/related; type="application/octet-stream"; transfer-syntax=*');
+  assert.equal(anySyntax.status, 200);
+  assert.match(anySyntax.type, /^multipart\/related; type="application\/octet-stream"; boundary=/);
+  const anyParts = parseMultipart(anySyntax.body, anySyntax.type);
+  assert.deepEqual(anyParts.map((part) => part.headers['content-type']), Array(2).fill('application/octet-stream; transfer-syntax=1.2.840.10008.1.2.5'));
+  assert.ok(anyParts.every((part, index) => part.body.equals(rleParts[index]!.body)), 'the same frames as image/dicom-rle');
+  const storedSyntax = await get(key, `/studies/${rle.study}/series/${rleSeries}/instances/${rle.instance}/frames/1`, 'multipart/related; type="application/octet-stream"; transfer-syntax=1.2.840.10008.1.2.5');
+  assert.equal(storedSyntax.status, 200);
+  // Another syntax than the stored one, in either form: not transcoded.
+  assert.equal((await get(key, `/studies/${rle.study}/series/${rleSeries}/instances/${rle.instance}/frames/1`, 'multipart/related; type="application/octet-stream"; transfer-syntax=1.2.840.10008.1.2.4.50')).status, 406);
+  assert.equal((await get(key, `/studies/${rle.study}/series/${rleSeries}/instances/${rle.instance}/frames/1`, 'multipart/related; type="image/dicom-rle"; transfer-syntax=1.2.840.10008.1.2.4.50')).status, 406);
 });
 
 test('QIDO-RS finds studies, series and instances with matching, limit and offset; searches and retrievals are in the data access log', async () => {
