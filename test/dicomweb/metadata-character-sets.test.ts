@@ -1,0 +1,90 @@
+// WADO-RS metadata and frames of instances whose text is not in dcmjs's reach: ISO 2022 code
+// extensions (Japanese, Korean), a leniently spelt term, and UTF-8 text inside sequence items.
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { annexExamples } from '../dicom/support/annex-examples.ts';
+import { encodeDataset, writeTestInstance, type ElementSpec } from '../dicom/support/dataset-builder.ts';
+import { parseMultipart, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
+
+const origin = useDicomwebOrigin();
+const folder = await mkdtemp(join(tmpdir(), 'cg-metadata-charsets-'));
+after(() => rm(folder, { recursive: true, force: true }));
+
+type Json = Record<string, { vr: string; Value?: unknown[] }>;
+
+let next = 0;
+async function storeInstance(key: string, attributes: ElementSpec[]): Promise<{ study: string; series: string; instance: string }> {
+  next++;
+  const uids = { study: `1.2.826.0.1.3680043.2.1125.77.${next}`, series: `1.2.826.0.1.3680043.2.1125.77.${next}.1`, instance: `1.2.826.0.1.3680043.2.1125.77.${next}.1.1` };
+  const path = join(folder, `${next}.dcm`);
+  await writeTestInstance(path, uids, attributes);
+  const response = await stow(origin, key, [await readFile(path)]);
+  assert.equal(response.status, 200, await response.text());
+  return uids;
+}
+
+async function metadata(key: string, uids: { study: string }): Promise<Json[]> {
+  const response = await fetch(`${origin.url}/studies/${uids.study}/metadata`, { headers: { 'x-api-key': key } });
+  assert.equal(response.status, 200);
+  return (await response.json()) as Json[];
+}
+
+/** An explicit VR little endian sequence of one defined-length item. */
+function sequence(tag: number, item: ElementSpec[]): ElementSpec {
+  const body = encodeDataset(item);
+  const header = Buffer.alloc(8);
+  header.writeUInt16LE(0xfffe, 0);
+  header.writeUInt16LE(0xe000, 2);
+  header.writeUInt32LE(body.length, 4);
+  return { tag, vr: 'SQ', value: Buffer.concat([header, body]) };
+}
+
+test('metadata and frames of instances in ISO 2022 character sets (Japanese, Korean) are answered, names decoded into their component groups', async () => {
+  const { key } = await siteWithKey(origin);
+  for (const example of [annexExamples.japaneseKanji, annexExamples.japaneseKatakana, annexExamples.korean]) {
+    const uids = await storeInstance(key, [
+      { tag: 0x00080005, vr: 'CS', value: example.specificCharacterSet },
+      { tag: 0x00100010, vr: 'PN', value: example.bytes },
+    ]);
+    const [dataset] = await metadata(key, uids);
+    assert.ok(dataset, `the instance of ${example.specificCharacterSet} is in its study's metadata`);
+    const [alphabetic, ideographic, phonetic] = example.name.split('=');
+    assert.deepEqual(dataset['00100010'], { vr: 'PN', Value: [{ Alphabetic: alphabetic, Ideographic: ideographic, Phonetic: phonetic }] });
+    // Text in DICOM JSON is Unicode, whatever the dataset declared.
+    assert.deepEqual(dataset['00080005'], { vr: 'CS', Value: ['ISO_IR 192'] });
+
+    const frames = await fetch(`${origin.url}/studies/${uids.study}/series/${uids.series}/instances/${uids.instance}/frames/1`, {
+      headers: { 'x-api-key': key, accept: 'multipart/related; type="application/octet-stream"' },
+    });
+    assert.equal(frames.status, 200);
+    const [part] = parseMultipart(Buffer.from(await frames.arrayBuffer()), frames.headers.get('content-type') ?? '');
+    assert.equal(part!.body.length, 8);
+  }
+});
+
+test('text inside sequence items is read in the dataset\'s character set; a leniently spelt term is read as the index reads it', async () => {
+  const { key } = await siteWithKey(origin);
+  const utf8 = await storeInstance(key, [
+    { tag: 0x00080005, vr: 'CS', value: 'ISO_IR 192' },
+    { tag: 0x00100010, vr: 'PN', value: Buffer.from('Müller^Jürgen', 'utf8') },
+    sequence(0x00081032, [
+      { tag: 0x00080100, vr: 'SH', value: 'XR1' },
+      { tag: 0x00080104, vr: 'LO', value: Buffer.from('Röntgen Thorax', 'utf8') },
+    ]),
+  ]);
+  const [dataset] = await metadata(key, utf8);
+  assert.deepEqual(dataset!['00100010'], { vr: 'PN', Value: [{ Alphabetic: 'Müller^Jürgen' }] });
+  const [item] = dataset!['00081032']!.Value as Json[];
+  assert.deepEqual(item!['00080104'], { vr: 'LO', Value: ['Röntgen Thorax'] });
+
+  // "ISO_IR100" without its space: dcmjs does not know it, the index reads it as ISO_IR 100.
+  const latin1 = await storeInstance(key, [
+    { tag: 0x00080005, vr: 'CS', value: 'ISO_IR100' },
+    { tag: 0x00100010, vr: 'PN', value: Buffer.from('Ångström^Åsa', 'latin1') },
+  ]);
+  const [latinDataset] = await metadata(key, latin1);
+  assert.deepEqual(latinDataset!['00100010'], { vr: 'PN', Value: [{ Alphabetic: 'Ångström^Åsa' }] });
+});
