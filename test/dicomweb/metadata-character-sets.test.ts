@@ -88,3 +88,29 @@ test('text inside sequence items is read in the dataset\'s character set; a leni
   const [latinDataset] = await metadata(key, latin1);
   assert.deepEqual(latinDataset!['00100010'], { vr: 'PN', Value: [{ Alphabetic: 'Ångström^Åsa' }] });
 });
+
+test('QIDO-RS gives a person name as DICOM JSON does: each value an object, its component groups under their names', async () => {
+  const { key } = await siteWithKey(origin);
+  const japanese = await storeInstance(key, [
+    { tag: 0x00080005, vr: 'CS', value: annexExamples.japaneseKanji.specificCharacterSet },
+    { tag: 0x00100010, vr: 'PN', value: annexExamples.japaneseKanji.bytes },
+  ]);
+  // Two values, as some modalities write a patient's names; and a name with no alphabetic group.
+  const twoNames = await storeInstance(key, [{ tag: 0x00100010, vr: 'PN', value: 'DOE^JOHN\\SMITH^J' }]);
+  const ideographicOnly = await storeInstance(key, [
+    { tag: 0x00080005, vr: 'CS', value: 'ISO_IR 192' },
+    { tag: 0x00100010, vr: 'PN', value: Buffer.from('=山田^太郎', 'utf8') },
+  ]);
+  const expected: [{ study: string }, unknown][] = [
+    [japanese, [{ Alphabetic: 'Yamada^Tarou', Ideographic: '山田^太郎', Phonetic: 'やまだ^たろう' }]],
+    [twoNames, [{ Alphabetic: 'DOE^JOHN' }, { Alphabetic: 'SMITH^J' }]],
+    [ideographicOnly, [{ Ideographic: '山田^太郎' }]],
+  ];
+  for (const [uids, value] of expected) {
+    for (const path of [`/studies?StudyInstanceUID=${uids.study}`, `/studies/${uids.study}/series`, `/studies/${uids.study}/instances`]) {
+      const response = await fetch(`${origin.url}${path}`, { headers: { 'x-api-key': key } });
+      const [match] = (await response.json()) as Json[];
+      assert.deepEqual(match!['00100010'], { vr: 'PN', Value: value }, path);
+    }
+  }
+});
