@@ -1,0 +1,221 @@
+/**
+ * Converts a dataset between Implicit and Explicit VR Little Endian (PS3.5 7.1, A.1, A.2) as its
+ * bytes pass, for a retrieve whose peer cannot take the syntax an instance is stored in. Both are
+ * uncompressed little endian syntaxes, so every value keeps its bytes: only element headers
+ * change. Implicit VR is the default transfer syntax that many modalities send, and a C-GET
+ * requestor such as dcmtk's getscu proposes one context per SOP class, which the listener accepts
+ * in one syntax: without this an instance stored in the other one could not be retrieved at all.
+ * dcmtk's own SCPs, dcm4chee-arc and Orthanc convert between these syntaxes the same way.
+ *
+ * - Sequences and items are written with undefined lengths: a re-encoded item has another length,
+ *   and a delimited one needs none, so the conversion streams without holding a sequence.
+ * - Implicit to explicit: each VR comes from the data dictionary (dcmjs's); a private creator is
+ *   LO; any other element the dictionary does not know (private ones included) is UN, which is
+ *   what PS3.5 6.2.2 says a receiver of an unknown element should keep, its value bytes (a private
+ *   sequence of defined length included) read as implicit VR as CP-246 has it. An element of
+ *   undefined length is a sequence. "US or SS" is written US and "OB or OW" OW (same bytes).
+ *   A value too long for its VR's 16-bit length field is written UN.
+ * - Explicit to implicit: the VR is dropped; an undefined-length UN is a sequence in implicit VR.
+ * - Group lengths (gggg,0000) are left out: the lengths they state change with the headers, and
+ *   PS3.5 7.2 lets them be absent.
+ */
+import { createRequire } from 'node:module';
+import { formatTag, longVrs } from './dataset-walker.ts';
+
+export type LittleEndianSyntax = 'implicit-little' | 'explicit-little';
+
+interface Frame {
+  kind: 'dataset' | 'sequence';
+  /** Absolute end offset for a defined length; undefined for a delimited one. */
+  end: number | undefined;
+  /** How the frame's content is encoded in the source. */
+  syntax: LittleEndianSyntax;
+}
+
+interface DictionaryEntry {
+  vr: string;
+}
+const dictionary = (createRequire(import.meta.url)('dcmjs') as { data: { DicomMetaDictionary: { dictionary: Record<string, DictionaryEntry | undefined> } } }).data
+  .DicomMetaDictionary.dictionary;
+
+const undefinedLength = 0xffffffff;
+const itemTag = 0xfffee000;
+const itemDelimitationTag = 0xfffee00d;
+const sequenceDelimitationTag = 0xfffee0dd;
+const maxDepth = 64;
+/** dcmjs's codes for elements whose VR depends on other attributes. */
+const ambiguousVrs: Record<string, string> = { xs: 'US', ox: 'OW', lt: 'OW', up: 'UL' };
+
+export class ConversionError extends Error {}
+
+/** The VR an implicit VR element is given in explicit VR. */
+function explicitVrOf(tag: number): string {
+  const group = tag >>> 16;
+  const element = tag & 0xffff;
+  if (group % 2 === 1) return element >= 0x0010 && element <= 0x00ff ? 'LO' : 'UN';
+  const vr = dictionary[tag.toString(16).toUpperCase().padStart(8, '0')]?.vr;
+  if (!vr) return 'UN';
+  return ambiguousVrs[vr] ?? (/^[A-Z]{2}$/.test(vr) ? vr : 'UN');
+}
+
+function tagBytes(tag: number): Buffer {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt16LE(tag >>> 16, 0);
+  bytes.writeUInt16LE(tag & 0xffff, 2);
+  return bytes;
+}
+
+/** An element header in the target syntax (`vr` unused in implicit VR). */
+function header(target: LittleEndianSyntax, tag: number, vr: string, length: number): Buffer {
+  if (target === 'implicit-little') {
+    const bytes = Buffer.alloc(8);
+    tagBytes(tag).copy(bytes);
+    bytes.writeUInt32LE(length, 4);
+    return bytes;
+  }
+  const written = !longVrs.has(vr) && length > 0xffff ? 'UN' : vr;
+  const long = longVrs.has(written);
+  const bytes = Buffer.alloc(long ? 12 : 8);
+  tagBytes(tag).copy(bytes);
+  bytes.write(written, 4, 'latin1');
+  if (long) bytes.writeUInt32LE(length, 8);
+  else bytes.writeUInt16LE(length, 6);
+  return bytes;
+}
+
+const delimiter = (tag: number): Buffer => Buffer.concat([tagBytes(tag), Buffer.alloc(4)]);
+
+/**
+ * Fed with the source dataset's bytes in order; gives the converted bytes as they are known.
+ * Throws ConversionError when the source is not a well-formed dataset of its syntax.
+ */
+export class LittleEndianConversion {
+  readonly #target: LittleEndianSyntax;
+  #stack: Frame[];
+  #buffer: Buffer = Buffer.alloc(0);
+  #position = 0; // absolute offset of #buffer[0]
+  /** Value bytes still to pass through unchanged, or (dropped) to skip. */
+  #copy = 0;
+  #drop = false;
+
+  constructor(source: LittleEndianSyntax, target: LittleEndianSyntax) {
+    this.#target = target;
+    this.#stack = [{ kind: 'dataset', end: undefined, syntax: source }];
+  }
+
+  push(chunk: Buffer): Buffer[] {
+    const out: Buffer[] = [];
+    let data = chunk;
+    if (this.#copy > 0) {
+      const passed = Math.min(this.#copy, data.length);
+      if (!this.#drop) out.push(data.subarray(0, passed));
+      this.#copy -= passed;
+      this.#position += passed;
+      data = data.subarray(passed);
+    }
+    if (data.length === 0) return out;
+    this.#buffer = this.#buffer.length === 0 ? data : Buffer.concat([this.#buffer, data]);
+    this.#convert(out);
+    return out;
+  }
+
+  /** The source ended: gives what is left, or throws when it ended inside an element or item. */
+  end(): Buffer[] {
+    const out: Buffer[] = [];
+    this.#closeFinishedFrames(out);
+    if (this.#copy > 0 || this.#buffer.length > 0 || this.#stack.length > 1) throw new ConversionError('the dataset ends inside an element, item or sequence');
+    return out;
+  }
+
+  #closeFinishedFrames(out: Buffer[]): void {
+    for (let frame = this.#top(); frame.end !== undefined && this.#position >= frame.end; frame = this.#top()) {
+      if (this.#position > frame.end) throw new ConversionError('an element runs past the end of its item or sequence');
+      this.#stack.pop();
+      out.push(delimiter(frame.kind === 'dataset' ? itemDelimitationTag : sequenceDelimitationTag));
+    }
+  }
+
+  #top(): Frame {
+    return this.#stack[this.#stack.length - 1]!;
+  }
+
+  #convert(out: Buffer[]): void {
+    const buffer = this.#buffer;
+    let offset = 0;
+    const consume = (count: number) => {
+      offset += count;
+      this.#position += count;
+    };
+    while (true) {
+      if (this.#copy > 0) {
+        const passed = Math.min(this.#copy, buffer.length - offset);
+        if (!this.#drop) out.push(buffer.subarray(offset, offset + passed));
+        this.#copy -= passed;
+        consume(passed);
+        if (this.#copy > 0) break;
+      }
+      this.#closeFinishedFrames(out);
+      const frame = this.#top();
+      const available = buffer.length - offset;
+      if (available < 8) break;
+      const tag = ((buffer.readUInt16LE(offset) << 16) | buffer.readUInt16LE(offset + 2)) >>> 0;
+
+      if (frame.kind === 'sequence') {
+        const length = buffer.readUInt32LE(offset + 4);
+        consume(8);
+        if (tag === itemTag) {
+          if (this.#stack.length >= maxDepth) throw new ConversionError('sequences nested too deeply');
+          out.push(Buffer.concat([tagBytes(itemTag), Buffer.from([0xff, 0xff, 0xff, 0xff])]));
+          this.#stack.push({ kind: 'dataset', end: length === undefinedLength ? undefined : this.#position + length, syntax: frame.syntax });
+        } else if (tag === sequenceDelimitationTag && frame.end === undefined) {
+          this.#stack.pop();
+          out.push(delimiter(sequenceDelimitationTag));
+        } else {
+          throw new ConversionError(`unexpected tag ${formatTag(tag)} inside a sequence`);
+        }
+        continue;
+      }
+
+      if (tag === itemDelimitationTag) {
+        if (this.#stack.length === 1 || frame.end !== undefined) throw new ConversionError('item delimiter outside an undefined-length item');
+        consume(8);
+        this.#stack.pop();
+        out.push(delimiter(itemDelimitationTag));
+        continue;
+      }
+
+      let headerLength = 8;
+      let length: number;
+      let vr: string;
+      if (frame.syntax === 'implicit-little') {
+        length = buffer.readUInt32LE(offset + 4);
+        vr = length === undefinedLength ? 'SQ' : explicitVrOf(tag);
+      } else {
+        vr = buffer.toString('latin1', offset + 4, offset + 6);
+        if (!/^[A-Z]{2}$/.test(vr)) throw new ConversionError(`element ${formatTag(tag)} has no valid VR`);
+        if (longVrs.has(vr)) {
+          if (available < 12) break;
+          headerLength = 12;
+          length = buffer.readUInt32LE(offset + 8);
+        } else {
+          length = buffer.readUInt16LE(offset + 6);
+        }
+      }
+      consume(headerLength);
+
+      if (vr === 'SQ' || length === undefinedLength) {
+        if (length === undefinedLength && vr !== 'SQ' && vr !== 'UN') throw new ConversionError(`element ${formatTag(tag)} of VR ${vr} has an undefined length (encapsulated pixel data is not converted)`);
+        if (this.#stack.length >= maxDepth) throw new ConversionError('sequences nested too deeply');
+        out.push(header(this.#target, tag, 'SQ', undefinedLength));
+        // PS3.5 6.2.2: an undefined-length UN holds its items in implicit VR little endian.
+        const itemSyntax: LittleEndianSyntax = vr === 'UN' ? 'implicit-little' : frame.syntax;
+        this.#stack.push({ kind: 'sequence', end: length === undefinedLength ? undefined : this.#position + length, syntax: itemSyntax });
+        continue;
+      }
+      this.#drop = (tag & 0xffff) === 0x0000;
+      if (!this.#drop) out.push(header(this.#target, tag, vr, length));
+      this.#copy = length;
+    }
+    this.#buffer = offset >= buffer.length ? Buffer.alloc(0) : Buffer.from(buffer.subarray(offset));
+  }
+}
