@@ -33,7 +33,10 @@ export function acceptFrames(header: string | undefined, nativeMediaType: string
     if (range.type !== 'multipart/related') continue;
     const type = (range.parameters.type ?? nativeMediaType).toLowerCase();
     const asked = range.parameters['transfer-syntax'];
-    if (type === nativeMediaType && (asked === undefined || asked === '*' || asked === storedTransferSyntax || (!compressed && asked === transferSyntaxUids.explicitLittle))) return native;
+    // Uncompressed frames are sent little endian whatever the instance is stored in, and their
+    // bytes are the same in either little endian syntax.
+    const nativeSyntaxes: readonly string[] = compressed ? [storedTransferSyntax] : [transferSyntaxUids.explicitLittle, transferSyntaxUids.implicitLittle];
+    if (type === nativeMediaType && (asked === undefined || asked === '*' || nativeSyntaxes.includes(asked))) return native;
     if (type === octetStream && compressed && (asked === '*' || asked === storedTransferSyntax)) {
       return { mediaType: octetStream, partContentType: `${octetStream}; transfer-syntax=${storedTransferSyntax}` };
     }

@@ -116,6 +116,26 @@ test('metadata is DICOM JSON without Pixel Data; frames come uncompressed as oct
   assert.equal((await get(key, `/studies/${rle.study}/series/${rleSeries}/instances/${rle.instance}/frames/1`, 'multipart/related; type="image/dicom-rle"; transfer-syntax=1.2.840.10008.1.2.4.50')).status, 406);
 });
 
+test('frames of a big endian instance come little endian, and of a deflated one inflated, as application/octet-stream', async () => {
+  const { site, key } = await siteWithKey(origin);
+  assert.equal((await stow(origin, key, [fixture('MR_small_bigendian.dcm'), fixture('image_dfl.dcm')])).status, 200);
+  const frameOf = async (study: string, instance: string) => {
+    const { series } = await seriesOf(site.siteId, instance);
+    const answer = await get(key, `/studies/${study}/series/${series}/instances/${instance}/frames/1`, 'multipart/related; type="application/octet-stream"; transfer-syntax=1.2.840.10008.1.2.1');
+    assert.equal(answer.status, 200, answer.body.toString());
+    const [part] = parseMultipart(answer.body, answer.type);
+    assert.equal(part!.headers['content-type'], 'application/octet-stream');
+    return part!.body;
+  };
+  // The same pixels as the little endian copy of the same image.
+  const mrFrame = await frameOf(mr.study, mr.instance);
+  assert.equal(mrFrame.length, 64 * 64 * 2);
+  assert.ok(fixture('MR_small.dcm').includes(mrFrame), 'the little endian pixel data');
+  const deflated = await frameOf('1.3.6.1.4.1.5962.1.2.0.977067310.6001.0', '1.3.6.1.4.1.5962.1.1.0.0.0.977067309.6001.0');
+  assert.equal(deflated.length, 512 * 512);
+  assert.ok(deflated.some((byte) => byte !== 0), 'inflated pixels, not zeros');
+});
+
 test('QIDO-RS finds studies, series and instances with matching, limit and offset; searches and retrievals are in the data access log', async () => {
   const { site, key } = await siteWithKey(origin);
   assert.equal((await stow(origin, key, [fixture('CT_small.dcm'), fixture('MR_small.dcm')])).status, 200);
