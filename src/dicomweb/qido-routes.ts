@@ -108,6 +108,10 @@ async function search(
     }
     if (controlParameters.has(name)) continue;
     const keyword = keywordByTag[name.toUpperCase()] ?? (knownKeywords.has(name) ? (name as MatchingKey) : undefined);
+    // PS3.4 C.2.2.2.3: an empty value (or `*`) is universal matching, which restricts nothing, so
+    // any attribute may be given so (`ReferringPhysicianName=`, `StudyID=`: required keys of the
+    // study level that this index does not hold, and that C-FIND answers empty too).
+    if (!keyword && /^\**$/.test(text)) continue;
     if (!keyword) throw new HttpProblem(400, 'invalid', `${name} is not a matching key this origin supports`);
     keys[keyword] = text;
   }

@@ -148,6 +148,12 @@ test('QIDO-RS finds studies, series and instances with matching, limit and offse
   assert.equal(byTag.length, 1);
   const fuzzy = JSON.parse((await get(key, '/studies?PatientName=compressedsamples&fuzzymatching=true')).body.toString()) as unknown[];
   assert.equal(fuzzy.length, 2);
+  // Universal matching on keys the index does not hold (required study-level keys of PS3.18): no
+  // restriction, as in C-FIND; a value to match on them is still refused.
+  const universal = await get(key, '/studies?PatientName=compressed*&ReferringPhysicianName=&StudyID=*&00200010=');
+  assert.equal(universal.status, 200, universal.body.toString());
+  assert.equal((JSON.parse(universal.body.toString()) as unknown[]).length, 2);
+  assert.equal((await get(key, '/studies?ReferringPhysicianName=SMITH')).status, 400);
   const page = await fetch(`${origin.url}/studies?limit=1&offset=0`, { headers: { 'x-api-key': key } });
   assert.equal(((await page.json()) as unknown[]).length, 1);
   assert.match(page.headers.get('warning') ?? '', /additional results/);
