@@ -68,6 +68,19 @@ export function acceptDicomJson(header: string | undefined): 'application/dicom+
   throw notAcceptable('application/dicom+json');
 }
 
+/**
+ * The STOW-RS response (PS3.18 10.5.3): DICOM JSON, or the Native DICOM Model XML for a user
+ * agent that accepts only that. An Accept naming neither still gets JSON: by the time the answer
+ * is written the instances are stored, and refusing to say so would only make the sender retry.
+ */
+export function stowResponseType(header: string | undefined): 'application/dicom+json' | 'application/dicom+xml' {
+  for (const range of parseAccept(header)) {
+    if (['*/*', 'application/*', 'application/dicom+json', 'application/json'].includes(range.type)) return 'application/dicom+json';
+    if (range.type === 'application/dicom+xml') return 'application/dicom+xml';
+  }
+  return 'application/dicom+json';
+}
+
 export const transferSyntaxUids = {
   implicitLittle: '1.2.840.10008.1.2',
   explicitLittle: '1.2.840.10008.1.2.1',

@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
 import { datasetOf, dicomFixture, storescu } from '../dicom/support/dicom-harness.ts';
-import { fixture, parseMultipart, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
+import { XMLParser } from 'fast-xml-parser';
+import { fixture, multipartBody, parseMultipart, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
 
 const origin = useDicomwebOrigin();
 
@@ -68,6 +69,27 @@ test('an instance stored by C-STORE and sent again over STOW-RS is the same inst
   const body = (await refused.json()) as Record<string, { Value?: Record<string, { Value: unknown[] }>[] }>;
   assert.equal(body['00081198']!.Value![0]!['00081197']!.Value[0], 0x0111);
   assert.equal(body['00081198']!.Value![0]!['00081155']!.Value[0], mr.instance);
+});
+
+test('STOW-RS answers the Native DICOM Model XML to a user agent that accepts only application/dicom+xml', async () => {
+  const { key } = await siteWithKey(origin);
+  const { body, contentType } = multipartBody([{ contentType: 'application/dicom', body: fixture('CT_small.dcm') }]);
+  const post = (accept: string) => fetch(`${origin.url}/studies`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': contentType, accept }, body });
+  const stored = await post('application/dicom+xml');
+  assert.equal(stored.status, 200);
+  assert.match(stored.headers.get('content-type') ?? '', /^application\/dicom\+xml/);
+  const xml = new XMLParser({ ignoreAttributes: false }).parse(await stored.text()) as { NativeDicomModel: { DicomAttribute: Record<string, unknown>[] } };
+  const byTag = new Map(xml.NativeDicomModel.DicomAttribute.map((attribute) => [attribute['@_tag'], attribute]));
+  assert.equal((byTag.get('00081190') as { Value: { '#text': string } }).Value['#text'], `${origin.url}/studies/${ct.study}`);
+  const referenced = byTag.get('00081199') as { '@_vr': string; '@_keyword': string; Item: { DicomAttribute: Record<string, unknown>[] } };
+  assert.equal(referenced['@_vr'], 'SQ');
+  assert.equal(referenced['@_keyword'], 'ReferencedSOPSequence');
+  const sop = referenced.Item.DicomAttribute.find((attribute) => attribute['@_tag'] === '00081155') as { Value: { '#text': string } };
+  assert.equal(sop.Value['#text'], ct.instance);
+  // JSON stays the answer to any Accept that takes it, and to one that takes neither.
+  for (const accept of ['application/dicom+json', 'application/dicom+json, application/dicom+xml', '*/*', 'text/html']) {
+    assert.match((await post(accept)).headers.get('content-type') ?? '', /^application\/dicom\+json/, accept);
+  }
 });
 
 test('metadata is DICOM JSON without Pixel Data; frames come uncompressed as octet-stream and compressed in their own media type', async () => {

@@ -19,8 +19,8 @@
  * - Group lengths (gggg,0000) are left out: the lengths they state change with the headers, and
  *   PS3.5 7.2 lets them be absent.
  */
-import { createRequire } from 'node:module';
 import { formatTag, longVrs } from './dataset-walker.ts';
+import { dictionaryEntry } from './dicom-dictionary.ts';
 
 export type LittleEndianSyntax = 'implicit-little' | 'explicit-little';
 
@@ -31,12 +31,6 @@ interface Frame {
   /** How the frame's content is encoded in the source. */
   syntax: LittleEndianSyntax;
 }
-
-interface DictionaryEntry {
-  vr: string;
-}
-const dictionary = (createRequire(import.meta.url)('dcmjs') as { data: { DicomMetaDictionary: { dictionary: Record<string, DictionaryEntry | undefined> } } }).data
-  .DicomMetaDictionary.dictionary;
 
 const undefinedLength = 0xffffffff;
 const itemTag = 0xfffee000;
@@ -53,7 +47,7 @@ function explicitVrOf(tag: number): string {
   const group = tag >>> 16;
   const element = tag & 0xffff;
   if (group % 2 === 1) return element >= 0x0010 && element <= 0x00ff ? 'LO' : 'UN';
-  const vr = dictionary[tag.toString(16).toUpperCase().padStart(8, '0')]?.vr;
+  const vr = dictionaryEntry(tag)?.vr;
   if (!vr) return 'UN';
   return ambiguousVrs[vr] ?? (/^[A-Z]{2}$/.test(vr) ? vr : 'UN');
 }
