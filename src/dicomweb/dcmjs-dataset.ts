@@ -73,14 +73,15 @@ const specificCharacterSetTag = 0x00080005;
 
 /**
  * Parses the dataset of a Part-10 file this service wrote, up to `untilTag` (excluded) if given.
- * Throws when the bytes do not parse (a head cut short included).
+ * Throws when the bytes do not parse (a head cut short included). `file` is the caller's own copy
+ * of the bytes, and is changed: its Specific Character Set value is blanked (sparing it would take
+ * one more copy of an instance read whole for its frames, up to 64 MiB).
  */
 export function parseStoredDataset(file: Buffer, untilTag?: string): DcmjsDict {
   const meta = readFileMeta(file);
   if (!meta) throw new Error('not a Part-10 file with a File Meta group');
   let syntax = meta.transferSyntaxUid;
-  // A copy: the Specific Character Set value is blanked in it below.
-  let dataset = Buffer.from(file.subarray(meta.datasetOffset));
+  let dataset = file.subarray(meta.datasetOffset);
   if (syntax === deflated) {
     dataset = inflateRawSync(dataset);
     syntax = explicitLittle;
