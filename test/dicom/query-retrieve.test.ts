@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { negotiate } from '../../src/dicom/association/negotiate.ts';
 import { createDicomDestination } from '../../src/domain/imaging/dicom-destinations.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { createTestSite } from '../support/sites.ts';
@@ -236,6 +237,24 @@ test('an instance stored in implicit VR or deflated is retrieved by a peer takin
   } finally {
     storescp.kill();
   }
+});
+
+test('a C-GET requestor preferring a compressed syntax (getscu +xs) still gets the instances stored uncompressed; a requestor that also sends keeps its own order', async () => {
+  // The CT stored in explicit VR, the RT plan stored in implicit VR by the test before.
+  const out = await mkdtemp(join(work, 'get-lossless-'));
+  const keys = ['QueryRetrieveLevel=STUDY', `StudyInstanceUID=${ctStudy}\\1.22.333.4.555555.6.7777777777777777777777777777`];
+  const got = await dcmtk('getscu', ['-v', '-S', '+xs', '-aet', 'GETSCU', '-aec', site.aeTitle, '-od', out, ...keys.flatMap((key) => ['-k', key]), '127.0.0.1', String(harness.listener.port)]);
+  assert.equal(got.code, 0, got.stderr);
+  assert.match(got.stderr, /Number of Completed Suboperations\s*:\s*2/, got.stderr);
+  for (const file of await listFiles(out)) assert.equal(await metaTransferSyntax(file), '1.2.840.10008.1.2.1', file);
+
+  const jpegLossless = '1.2.840.10008.1.2.4.70';
+  const proposed = [{ id: 1, abstractSyntax: '1.2.840.10008.5.1.4.1.1.2', transferSyntaxes: [jpegLossless, '1.2.840.10008.1.2', '1.2.840.10008.1.2.1'] }];
+  const receiving = negotiate(proposed, [{ sopClassUid: '1.2.840.10008.5.1.4.1.1.2', scuRole: false, scpRole: true }]);
+  assert.equal(receiving.accepted.get(1)!.transferSyntax, '1.2.840.10008.1.2.1');
+  const both = negotiate(proposed, [{ sopClassUid: '1.2.840.10008.5.1.4.1.1.2', scuRole: true, scpRole: true }]);
+  assert.equal(both.accepted.get(1)!.transferSyntax, jpegLossless);
+  assert.equal(negotiate(proposed).accepted.get(1)!.transferSyntax, jpegLossless);
 });
 
 /** Explicit VR little endian elements of short VRs (PS3.5 7.1.2), for a hand-built identifier. */
