@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { annexExamples } from '../dicom/support/annex-examples.ts';
+import { dcmtk } from '../dicom/support/dicom-harness.ts';
 import { encodeDataset, writeTestInstance, type ElementSpec } from '../dicom/support/dataset-builder.ts';
 import { parseMultipart, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
 
@@ -113,4 +114,39 @@ test('QIDO-RS gives a person name as DICOM JSON does: each value an object, its 
       assert.deepEqual(match!['00100010'], { vr: 'PN', Value: value }, path);
     }
   }
+});
+
+test('PatientName matches by component group: the alphabetic name alone, the ideographic one alone, or each group in its place (QIDO-RS and C-FIND)', async () => {
+  const { site, key } = await siteWithKey(origin);
+  const japanese = await storeInstance(key, [
+    { tag: 0x00080005, vr: 'CS', value: annexExamples.japaneseKanji.specificCharacterSet },
+    { tag: 0x00100010, vr: 'PN', value: annexExamples.japaneseKanji.bytes },
+  ]);
+  const plain = await storeInstance(key, [{ tag: 0x00100010, vr: 'PN', value: 'Yamada^Hanako' }]);
+  const studiesFor = async (name: string) => {
+    const response = await fetch(`${origin.url}/studies?PatientName=${encodeURIComponent(name)}`, { headers: { 'x-api-key': key } });
+    assert.equal(response.status, 200, name);
+    return ((await response.json()) as Json[]).map((match) => match['0020000D']!.Value![0]).sort();
+  };
+  const expected: [string, string[]][] = [
+    ['Yamada^Tarou', [japanese.study]],
+    ['yamada^tarou', [japanese.study]],
+    ['山田^太郎', [japanese.study]],
+    ['山田*', [japanese.study]],
+    ['やまだ^たろう', [japanese.study]],
+    ['Yamada*', [japanese.study, plain.study].sort()],
+    ['Yamada^Tarou=山田^太郎', [japanese.study]],
+    ['Yamada^Tarou=山田^花子', []],
+    ['=山田^太郎', [japanese.study]],
+    ['Yamada^Hanako', [plain.study]],
+    ['Tarou', []],
+  ];
+  for (const [name, studies] of expected) assert.deepEqual(await studiesFor(name), studies, name);
+
+  // C-FIND reads the same matching: the alphabetic name finds the Japanese patient's study.
+  const found = await dcmtk('findscu', ['-S', '-aet', 'FINDSCU', '-aec', site.aeTitle, '-k', 'QueryRetrieveLevel=STUDY', '-k', 'PatientName=Yamada^Tarou', '-k', 'StudyInstanceUID', '-v', '127.0.0.1', String(origin.listener.port)]);
+  assert.equal(found.code, 0, found.stderr);
+  // findscu prints the UID with its padding byte.
+  assert.match(found.stderr, new RegExp(`\\[${japanese.study.replace(/\./g, '\\.')}\\0?\\] +# +\\d+, 1 StudyInstanceUID`));
+  assert.doesNotMatch(found.stderr, new RegExp(plain.study.replace(/\./g, '\\.')));
 });
