@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConversionError, LittleEndianConversion, type LittleEndianSyntax } from '../../src/storage/dicom/dataset/little-endian-conversion.ts';
+import { ConversionError, LittleEndianConversion, type LittleEndianSyntax, type SourceSyntax } from '../../src/storage/dicom/dataset/little-endian-conversion.ts';
 
 const u16 = (value: number) => Buffer.from([value & 0xff, value >> 8]);
 const u32 = (value: number) => {
@@ -18,7 +18,7 @@ const item = (content: Buffer, length = content.length) => Buffer.concat([tag(0x
 const itemEnd = Buffer.concat([tag(0xfffee00d), u32(0)]);
 const sequenceEnd = Buffer.concat([tag(0xfffee0dd), u32(0)]);
 
-function convert(source: Buffer, from: LittleEndianSyntax, to: LittleEndianSyntax, chunkSize = source.length): Buffer {
+function convert(source: Buffer, from: SourceSyntax, to: LittleEndianSyntax, chunkSize = source.length): Buffer {
   const conversion = new LittleEndianConversion(from, to);
   const out: Buffer[] = [];
   for (let at = 0; at < source.length; at += chunkSize) out.push(...conversion.push(source.subarray(at, at + chunkSize)));
@@ -78,4 +78,44 @@ test('a value too long for a 16-bit length is written UN; a truncated or malform
   assert.throws(() => convert(implicitDataset.subarray(0, implicitDataset.length - 2), 'implicit-little', 'explicit-little'), ConversionError);
   assert.throws(() => convert(Buffer.concat([tag(0x00081032), u32(undefinedLength), implicit(0x00100010, name)]), 'implicit-little', 'explicit-little'), ConversionError);
   assert.throws(() => convert(explicitShort(0x00100010, 'p1', name), 'explicit-little', 'implicit-little'), ConversionError);
+});
+
+test('explicit VR big endian to little endian: binary values swapped by their unit across any chunking, text and UN as they are', () => {
+  const be16 = (value: number) => Buffer.from([value >> 8, value & 0xff]);
+  const be32 = (value: number) => {
+    const bytes = Buffer.alloc(4);
+    bytes.writeUInt32BE(value >>> 0);
+    return bytes;
+  };
+  const beTag = (value: number) => Buffer.concat([be16(value >>> 16), be16(value & 0xffff)]);
+  const bigShort = (t: number, vr: string, value: Buffer) => Buffer.concat([beTag(t), Buffer.from(vr, 'latin1'), be16(value.length), value]);
+  const bigLong = (t: number, vr: string, value: Buffer, length = value.length) => Buffer.concat([beTag(t), Buffer.from(vr, 'latin1'), be16(0), be32(length), value]);
+  const fd = Buffer.alloc(8);
+  fd.writeDoubleBE(1.5);
+  const fdLittle = Buffer.alloc(8);
+  fdLittle.writeDoubleLE(1.5);
+  // Each element: tag, VR, its value in big endian and in little endian.
+  const elements: [number, string, Buffer, Buffer][] = [
+    [0x00081150, 'UI', Buffer.from('1.2.3\0'), Buffer.from('1.2.3\0')],
+    [0x00100010, 'PN', name, name],
+    [0x00181310, 'US', Buffer.concat([be16(1), be16(2), be16(3), be16(4)]), Buffer.concat([u16(1), u16(2), u16(3), u16(4)])],
+    [0x00209165, 'AT', Buffer.concat([be16(0x0020), be16(0x9157)]), Buffer.concat([u16(0x0020), u16(0x9157)])],
+    [0x00289110, 'FD', fd, fdLittle],
+    [0x00291010, 'UN', Buffer.from([1, 2, 3, 4]), Buffer.from([1, 2, 3, 4])],
+    [0x00540081, 'UL', be32(70000), u32(70000)],
+    [0x7fe00010, 'OW', Buffer.concat([be16(0x0102), be16(0x0304)]), Buffer.concat([u16(0x0102), u16(0x0304)])],
+  ];
+  const long = (vr: string) => ['OW', 'UN'].includes(vr);
+  // A defined-length sequence of one defined-length item, after the first element.
+  const source = Buffer.concat([
+    ...elements.slice(0, 1).map(([t, vr, value]) => bigShort(t, vr, value)),
+    bigLong(0x00081199, 'SQ', Buffer.concat([beTag(0xfffee000), be32(10), bigShort(0x00280010, 'US', be16(512))]), 18),
+    ...elements.slice(1).map(([t, vr, value]) => (long(vr) ? bigLong(t, vr, value) : bigShort(t, vr, value))),
+  ]);
+  const expected = Buffer.concat([
+    ...elements.slice(0, 1).map(([t, vr, , value]) => explicitShort(t, vr, value)),
+    explicitLong(0x00081199, 'SQ', Buffer.concat([item(Buffer.concat([explicitShort(0x00280010, 'US', u16(512)), itemEnd]), undefinedLength), sequenceEnd]), undefinedLength),
+    ...elements.slice(1).map(([t, vr, , value]) => (long(vr) ? explicitLong(t, vr, value) : explicitShort(t, vr, value))),
+  ]);
+  for (const size of [source.length, 1, 3, 5]) assert.deepEqual(convert(source, 'explicit-big', 'explicit-little', size), expected, `chunks of ${size}`);
 });

@@ -1,11 +1,13 @@
 /**
- * Converts a dataset between Implicit and Explicit VR Little Endian (PS3.5 7.1, A.1, A.2) as its
- * bytes pass, for a retrieve whose peer cannot take the syntax an instance is stored in. Both are
- * uncompressed little endian syntaxes, so every value keeps its bytes: only element headers
- * change. Implicit VR is the default transfer syntax that many modalities send, and a C-GET
- * requestor such as dcmtk's getscu proposes one context per SOP class, which the listener accepts
- * in one syntax: without this an instance stored in the other one could not be retrieved at all.
- * dcmtk's own SCPs, dcm4chee-arc and Orthanc convert between these syntaxes the same way.
+ * Converts a dataset between Implicit and Explicit VR Little Endian (PS3.5 7.1, A.1, A.2), and
+ * from Explicit VR Big Endian (A.3, retired) to either, as its bytes pass, for a retrieve whose
+ * peer cannot take the syntax an instance is stored in. Between the little endian syntaxes every
+ * value keeps its bytes and only element headers change; from big endian, the values of binary
+ * VRs are byte-swapped by their VR's unit too (UN, whose unit is unknown, is not). Implicit VR is
+ * the default transfer syntax that many modalities send, and a C-GET requestor such as dcmtk's
+ * getscu proposes one context per SOP class, which the listener accepts in one syntax: without
+ * this an instance stored in another could not be retrieved at all. dcmtk's own SCPs,
+ * dcm4chee-arc and Orthanc convert between these syntaxes the same way.
  *
  * - Sequences and items are written with undefined lengths: a re-encoded item has another length,
  *   and a delimited one needs none, so the conversion streams without holding a sequence.
@@ -23,13 +25,14 @@ import { formatTag, longVrs } from './dataset-walker.ts';
 import { dictionaryEntry } from './dicom-dictionary.ts';
 
 export type LittleEndianSyntax = 'implicit-little' | 'explicit-little';
+export type SourceSyntax = LittleEndianSyntax | 'explicit-big';
 
 interface Frame {
   kind: 'dataset' | 'sequence';
   /** Absolute end offset for a defined length; undefined for a delimited one. */
   end: number | undefined;
   /** How the frame's content is encoded in the source. */
-  syntax: LittleEndianSyntax;
+  syntax: SourceSyntax;
 }
 
 const undefinedLength = 0xffffffff;
@@ -39,6 +42,8 @@ const sequenceDelimitationTag = 0xfffee0dd;
 const maxDepth = 64;
 /** dcmjs's codes for elements whose VR depends on other attributes. */
 const ambiguousVrs: Record<string, string> = { xs: 'US', ox: 'OW', lt: 'OW', up: 'UL' };
+/** PS3.5 7.3: the byte-swapping unit of each binary VR, for a big endian source. */
+const swapUnits: Record<string, number> = { AT: 2, OW: 2, SS: 2, US: 2, FL: 4, OF: 4, OL: 4, SL: 4, UL: 4, FD: 8, OD: 8, OV: 8, SV: 8, UV: 8 };
 
 export class ConversionError extends Error {}
 
@@ -88,11 +93,14 @@ export class LittleEndianConversion {
   #stack: Frame[];
   #buffer: Buffer = Buffer.alloc(0);
   #position = 0; // absolute offset of #buffer[0]
-  /** Value bytes still to pass through unchanged, or (dropped) to skip. */
+  /** Value bytes still to pass through (byte-swapped by #swapUnit when not 1), or (dropped) to skip. */
   #copy = 0;
   #drop = false;
+  #swapUnit = 1;
+  /** The start of a unit to swap that the last chunk cut. */
+  #carry: Buffer = Buffer.alloc(0);
 
-  constructor(source: LittleEndianSyntax, target: LittleEndianSyntax) {
+  constructor(source: SourceSyntax, target: LittleEndianSyntax) {
     this.#target = target;
     this.#stack = [{ kind: 'dataset', end: undefined, syntax: source }];
   }
@@ -102,7 +110,7 @@ export class LittleEndianConversion {
     let data = chunk;
     if (this.#copy > 0) {
       const passed = Math.min(this.#copy, data.length);
-      if (!this.#drop) out.push(data.subarray(0, passed));
+      this.#pass(data.subarray(0, passed), out);
       this.#copy -= passed;
       this.#position += passed;
       data = data.subarray(passed);
@@ -119,6 +127,28 @@ export class LittleEndianConversion {
     this.#closeFinishedFrames(out);
     if (this.#copy > 0 || this.#buffer.length > 0 || this.#stack.length > 1) throw new ConversionError('the dataset ends inside an element, item or sequence');
     return out;
+  }
+
+  /** Value bytes on their way out: as they are, swapped unit by unit, or dropped. */
+  #pass(bytes: Buffer, out: Buffer[]): void {
+    if (this.#drop || bytes.length === 0) return;
+    if (this.#swapUnit === 1) {
+      out.push(bytes);
+      return;
+    }
+    const joined = this.#carry.length > 0 ? Buffer.concat([this.#carry, bytes]) : Buffer.from(bytes);
+    const whole = joined.length - (joined.length % this.#swapUnit);
+    this.#carry = Buffer.from(joined.subarray(whole));
+    const units = joined.subarray(0, whole);
+    if (this.#swapUnit === 2) units.swap16();
+    else if (this.#swapUnit === 4) units.swap32();
+    else units.swap64();
+    out.push(units);
+    // A value whose length is not a multiple of its unit (malformed) keeps its last bytes as they are.
+    if (this.#copy - bytes.length === 0 && this.#carry.length > 0) {
+      out.push(this.#carry);
+      this.#carry = Buffer.alloc(0);
+    }
   }
 
   #closeFinishedFrames(out: Buffer[]): void {
@@ -143,7 +173,7 @@ export class LittleEndianConversion {
     while (true) {
       if (this.#copy > 0) {
         const passed = Math.min(this.#copy, buffer.length - offset);
-        if (!this.#drop) out.push(buffer.subarray(offset, offset + passed));
+        this.#pass(buffer.subarray(offset, offset + passed), out);
         this.#copy -= passed;
         consume(passed);
         if (this.#copy > 0) break;
@@ -152,10 +182,13 @@ export class LittleEndianConversion {
       const frame = this.#top();
       const available = buffer.length - offset;
       if (available < 8) break;
-      const tag = ((buffer.readUInt16LE(offset) << 16) | buffer.readUInt16LE(offset + 2)) >>> 0;
+      const big = frame.syntax === 'explicit-big';
+      const u16 = (at: number) => (big ? buffer.readUInt16BE(at) : buffer.readUInt16LE(at));
+      const u32 = (at: number) => (big ? buffer.readUInt32BE(at) : buffer.readUInt32LE(at));
+      const tag = ((u16(offset) << 16) | u16(offset + 2)) >>> 0;
 
       if (frame.kind === 'sequence') {
-        const length = buffer.readUInt32LE(offset + 4);
+        const length = u32(offset + 4);
         consume(8);
         if (tag === itemTag) {
           if (this.#stack.length >= maxDepth) throw new ConversionError('sequences nested too deeply');
@@ -190,9 +223,9 @@ export class LittleEndianConversion {
         if (longVrs.has(vr)) {
           if (available < 12) break;
           headerLength = 12;
-          length = buffer.readUInt32LE(offset + 8);
+          length = u32(offset + 8);
         } else {
-          length = buffer.readUInt16LE(offset + 6);
+          length = u16(offset + 6);
         }
       }
       consume(headerLength);
@@ -202,11 +235,12 @@ export class LittleEndianConversion {
         if (this.#stack.length >= maxDepth) throw new ConversionError('sequences nested too deeply');
         out.push(header(this.#target, tag, 'SQ', undefinedLength));
         // PS3.5 6.2.2: an undefined-length UN holds its items in implicit VR little endian.
-        const itemSyntax: LittleEndianSyntax = vr === 'UN' ? 'implicit-little' : frame.syntax;
+        const itemSyntax: SourceSyntax = vr === 'UN' ? 'implicit-little' : frame.syntax;
         this.#stack.push({ kind: 'sequence', end: length === undefinedLength ? undefined : this.#position + length, syntax: itemSyntax });
         continue;
       }
       this.#drop = (tag & 0xffff) === 0x0000;
+      this.#swapUnit = big ? (swapUnits[vr] ?? 1) : 1;
       if (!this.#drop) out.push(header(this.#target, tag, vr, length));
       this.#copy = length;
     }
