@@ -3,9 +3,8 @@
  * one as C-STORE sub-operations, on the same association (C-GET) or on one this service opens to
  * the registered destination (C-MOVE). A pending response after each gives the counts; a C-CANCEL
  * stops before the next sub-operation (final 0xFE00). Files go exactly as stored, or an
- * uncompressed little endian one converted to the other little endian syntax when that is what the
- * peer's context for its SOP class takes (sent-syntax.ts); a sub-operation with neither fails,
- * counted.
+ * uncompressed one converted to a little endian syntax when that is what the peer's context for
+ * its SOP class takes (sent-syntax.ts); a sub-operation with neither fails, counted.
  */
 import { isDomainError } from '../../../domain/errors.ts';
 import { findDicomDestination } from '../../../domain/imaging/dicom-destinations.ts';
@@ -125,7 +124,7 @@ function sameAssociation(channel: OperationChannel): SubOperationTarget {
   return {
     async store(instance, dataset, messageId) {
       const candidates = [...channel.contexts.values()].filter((candidate) => candidate.requestorIsScp && candidate.abstractSyntax === instance.sopClassUid);
-      // As stored if a context takes it so, else converted to another little endian syntax.
+      // As stored if a context takes it so, else converted to a little endian syntax.
       const context =
         candidates.find((candidate) => candidate.transferSyntax === instance.transferSyntaxUid) ??
         candidates.find((candidate) => canBeSentAs(instance.transferSyntaxUid, candidate.transferSyntax));
@@ -137,7 +136,7 @@ function sameAssociation(channel: OperationChannel): SubOperationTarget {
   };
 }
 
-/** C-MOVE: one association to the destination, proposing each SOP class in the syntaxes stored (and their little endian alternatives). */
+/** C-MOVE: one association to the destination, proposing each SOP class in the syntaxes stored (uncompressed ones, the little endian syntaxes after them). */
 async function openDestination(
   association: AssociationContext,
   command: CommandSet,

@@ -1,8 +1,9 @@
 /**
  * Sends a stored instance as a C-STORE request (a C-GET or C-MOVE sub-operation, PS3.4 C.4.2.3 and
  * C.4.3.3): the dataset goes exactly as it was received, in the transfer syntax it is stored in,
- * read from its file a PDU at a time, so memory does not grow with the instance; or, on a context
- * of the other uncompressed little endian syntax, converted as it is read (sent-syntax.ts).
+ * read from its file a PDU at a time, so memory does not grow with the instance; or, an
+ * uncompressed one on a context of another little endian syntax, converted as it is read
+ * (sent-syntax.ts).
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
