@@ -119,3 +119,8 @@ test('explicit VR big endian to little endian: binary values swapped by their un
   ]);
   for (const size of [source.length, 1, 3, 5]) assert.deepEqual(convert(source, 'explicit-big', 'explicit-little', size), expected, `chunks of ${size}`);
 });
+
+test('a "US or SS" element from implicit VR follows Pixel Representation: SS in a signed image', () => {
+  const signed = Buffer.concat([implicit(0x00280103, u16(1)), implicit(0x00280106, u16(0xfc18))]);
+  assert.deepEqual(convert(signed, 'implicit-little', 'explicit-little', 9), Buffer.concat([explicitShort(0x00280103, 'US', u16(1)), explicitShort(0x00280106, 'SS', u16(0xfc18))]));
+});

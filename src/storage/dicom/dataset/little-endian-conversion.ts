@@ -40,20 +40,26 @@ const itemTag = 0xfffee000;
 const itemDelimitationTag = 0xfffee00d;
 const sequenceDelimitationTag = 0xfffee0dd;
 const maxDepth = 64;
-/** dcmjs's codes for elements whose VR depends on other attributes. */
-const ambiguousVrs: Record<string, string> = { xs: 'US', ox: 'OW', lt: 'OW', up: 'UL' };
+/** dcmjs's codes for elements whose VR depends on other attributes ("US or SS": see explicitVrOf). */
+const ambiguousVrs: Record<string, string> = { ox: 'OW', lt: 'OW', up: 'UL' };
+const pixelRepresentationTag = 0x00280103;
 /** PS3.5 7.3: the byte-swapping unit of each binary VR, for a big endian source. */
 const swapUnits: Record<string, number> = { AT: 2, OW: 2, SS: 2, US: 2, FL: 4, OF: 4, OL: 4, SL: 4, UL: 4, FD: 8, OD: 8, OV: 8, SV: 8, UV: 8 };
 
 export class ConversionError extends Error {}
 
-/** The VR an implicit VR element is given in explicit VR. */
-function explicitVrOf(tag: number): string {
+/**
+ * The VR an implicit VR element is given in explicit VR. "US or SS" (pixel values such as
+ * Smallest Image Pixel Value) follows Pixel Representation (PS3.5 A.1 c), as dcmtk reads it: a
+ * signed image's -1000 written US would read 64536.
+ */
+function explicitVrOf(tag: number, pixelRepresentation: number): string {
   const group = tag >>> 16;
   const element = tag & 0xffff;
   if (group % 2 === 1) return element >= 0x0010 && element <= 0x00ff ? 'LO' : 'UN';
   const vr = dictionaryEntry(tag)?.vr;
   if (!vr) return 'UN';
+  if (vr === 'xs') return pixelRepresentation === 1 ? 'SS' : 'US';
   return ambiguousVrs[vr] ?? (/^[A-Z]{2}$/.test(vr) ? vr : 'UN');
 }
 
@@ -97,6 +103,8 @@ export class LittleEndianConversion {
   #copy = 0;
   #drop = false;
   #swapUnit = 1;
+  /** The last Pixel Representation read (0 unsigned, 1 signed), for "US or SS" elements. */
+  #pixelRepresentation = 0;
   /** The start of a unit to swap that the last chunk cut. */
   #carry: Buffer = Buffer.alloc(0);
 
@@ -216,7 +224,7 @@ export class LittleEndianConversion {
       let vr: string;
       if (frame.syntax === 'implicit-little') {
         length = buffer.readUInt32LE(offset + 4);
-        vr = length === undefinedLength ? 'SQ' : explicitVrOf(tag);
+        vr = length === undefinedLength ? 'SQ' : explicitVrOf(tag, this.#pixelRepresentation);
       } else {
         vr = buffer.toString('latin1', offset + 4, offset + 6);
         if (!/^[A-Z]{2}$/.test(vr)) throw new ConversionError(`element ${formatTag(tag)} has no valid VR`);
@@ -227,6 +235,10 @@ export class LittleEndianConversion {
         } else {
           length = u16(offset + 6);
         }
+      }
+      if (tag === pixelRepresentationTag && length === 2) {
+        if (available < headerLength + 2) break;
+        this.#pixelRepresentation = u16(offset + headerLength);
       }
       consume(headerLength);
 
