@@ -1,7 +1,8 @@
 /**
  * Accept negotiation of the DICOMweb origin (PS3.18 8.7: media types; 8.7.3 transfer syntaxes).
- * Instances are sent exactly as stored: the service never transcodes, so an Accept that names a
- * transfer syntax other than the stored one (or "*") cannot be satisfied and is a 406.
+ * Instances are sent as stored: pixel data is never transcoded, so an Accept that names a
+ * transfer syntax other than the stored one (or "*") is a 406, except that uncompressed
+ * instances convert to Explicit or Implicit VR Little Endian (wado-routes.ts).
  */
 import { HttpProblem } from '../platform/http/http-problem.ts';
 

@@ -1,14 +1,17 @@
 /**
  * WADO-RS (PS3.18 10.4): studies, series and instances as multipart/related application/dicom,
  * each part the stored Part-10 file byte for byte (the listener writes a Part-10 header of its
- * own before the dataset exactly as received; that file is what is sent); their metadata as
- * DICOM JSON; frames. Rendered resources and thumbnails: rendered-routes.ts.
+ * own before the dataset exactly as received; that file is what is sent), or, when the Accept
+ * names Explicit or Implicit VR Little Endian, an uncompressed instance stored otherwise converted
+ * to it; their metadata as DICOM JSON; frames. Rendered resources and thumbnails:
+ * rendered-routes.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { retrievableInstances, type RetrievableInstance, type RetrieveSelection } from '../domain/imaging/query/retrievable.ts';
 import { HttpProblem } from '../platform/http/http-problem.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { Services } from '../platform/services.ts';
+import { canBeSentAs, convertedPart10File } from '../storage/dicom/converted-dataset.ts';
 import type { StoredFileCache } from '../storage/dicom/stored-file-cache.ts';
 import { auditDicomwebAccess } from './access-audit.ts';
 import { readInstanceMetadata, type DicomJson } from './dicom-json.ts';
@@ -49,7 +52,8 @@ export function registerWadoRoutes(app: FastifyInstance, services: Services, fil
           summary: `Retrieve a${level === 'Instance' ? 'n instance' : ` ${level.toLowerCase()}`} (WADO-RS)`,
           description:
             'multipart/related; type="application/dicom": each part a Part-10 file exactly as stored, in the transfer syntax it was received in ' +
-            '(Accept transfer-syntax "*" or the stored one; no transcoding).',
+            '(Accept transfer-syntax "*" or the stored one); an uncompressed instance is converted when 1.2.840.10008.1.2.1 or 1.2.840.10008.1.2 is asked; ' +
+            'compressed ones are never transcoded.',
           tags: ['WADO-RS'],
           params: uidParams(level),
           response: wadoResponses('multipart/related; type="application/dicom"'),
@@ -129,10 +133,11 @@ async function retrieveInstances(services: Services, request: FastifyRequest<{ P
   const first = await instances.next();
   if (first.done) throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
   if (transferSyntax !== '*') {
-    // Sent as stored only: every instance must already be in the asked syntax.
+    // Every instance must be stored in the asked syntax, or be an uncompressed one that converts to
+    // it (Explicit or Implicit VR Little Endian: PS3.18 8.7.3.5.2 makes the first the default).
     for await (const instance of retrievableInstances(services.database, site, selection)) {
-      if (instance.transferSyntaxUid !== transferSyntax) {
-        throw new HttpProblem(406, 'not-acceptable', `instance ${instance.sopInstanceUid} is stored in transfer syntax ${instance.transferSyntaxUid} and is not transcoded: ask for transfer-syntax=* or that one`);
+      if (!canBeSentAs(instance.transferSyntaxUid, transferSyntax)) {
+        throw new HttpProblem(406, 'not-acceptable', `instance ${instance.sopInstanceUid} is stored in transfer syntax ${instance.transferSyntaxUid} and is not transcoded to ${transferSyntax}: ask for transfer-syntax=* or that one`);
       }
     }
   }
@@ -151,13 +156,16 @@ async function retrieveInstances(services: Services, request: FastifyRequest<{ P
   const parts = (async function* (): AsyncGenerator<StoredPart> {
     for (let next: IteratorResult<RetrievableInstance> = first; !next.done; next = await instances.next()) {
       const instance = next.value;
+      const path = storedFilePath(config, instance.storagePath);
+      const sentAs = transferSyntax === '*' ? instance.transferSyntaxUid : transferSyntax;
       yield {
         headers:
-          `Content-Type: application/dicom; transfer-syntax=${instance.transferSyntaxUid}\r\n` +
+          `Content-Type: application/dicom; transfer-syntax=${sentAs}\r\n` +
           `Content-Location: /studies/${instance.studyInstanceUid}/series/${instance.seriesInstanceUid}/instances/${instance.sopInstanceUid}\r\n`,
-        path: storedFilePath(config, instance.storagePath),
+        path,
         sizeBytes: instance.sizeBytes,
         instanceId: instance.id,
+        ...(sentAs !== instance.transferSyntaxUid ? { converted: convertedPart10File(path, instance, instance.transferSyntaxUid, sentAs) } : {}),
       };
     }
   })();

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
-import { datasetOf, dicomFixture, storescu } from '../dicom/support/dicom-harness.ts';
+import { datasetOf, dicomFixture, dumpElements, metaTransferSyntax, storescu } from '../dicom/support/dicom-harness.ts';
 import { XMLParser } from 'fast-xml-parser';
 import { fixture, multipartBody, parseMultipart, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
 
@@ -50,6 +52,43 @@ test('STOW-RS stores Part-10 files through the C-STORE path; WADO-RS sends the s
   }
   // No Accept at all: the same.
   assert.equal((await get(key, `/studies/${ct.study}`)).status, 200);
+});
+
+test('WADO-RS asked for Explicit VR Little Endian converts instances stored in implicit VR, big endian or deflated; a compressed one is a 406', async () => {
+  const { key } = await siteWithKey(origin);
+  const files = ['MR_small_implicit.dcm', 'image_dfl.dcm', 'rtplan.dcm', 'JPGExtended.dcm'];
+  assert.equal((await stow(origin, key, files.map(fixture))).status, 200);
+  const explicit = 'multipart/related; type="application/dicom"; transfer-syntax=1.2.840.10008.1.2.1';
+  const work = await mkdtemp(join(tmpdir(), 'cg-wado-converted-'));
+  try {
+    for (const [file, study] of [
+      ['MR_small_implicit.dcm', mr.study],
+      ['image_dfl.dcm', '1.3.6.1.4.1.5962.1.2.0.977067310.6001.0'],
+      ['rtplan.dcm', '1.22.333.4.555555.6.7777777777777777777777777777'],
+    ] as const) {
+      const answer = await get(key, `/studies/${study}`, explicit);
+      assert.equal(answer.status, 200, `${file}: ${answer.body.toString().slice(0, 200)}`);
+      const [part] = parseMultipart(answer.body, answer.type);
+      assert.equal(part!.headers['content-type'], 'application/dicom; transfer-syntax=1.2.840.10008.1.2.1');
+      const received = join(work, file);
+      await writeFile(received, part!.body);
+      assert.equal(await metaTransferSyntax(received), '1.2.840.10008.1.2.1', file);
+      assert.deepEqual(await dumpElements(received), await dumpElements(dicomFixture(file)), `${file}: the same content`);
+    }
+    // Implicit VR asked for: the explicit VR CT converts the other way.
+    const { body: ctBody, contentType } = multipartBody([{ contentType: 'application/dicom', body: fixture('CT_small.dcm') }]);
+    await fetch(`${origin.url}/studies`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': contentType }, body: ctBody });
+    const implicit = await get(key, `/studies/${ct.study}`, 'multipart/related; type="application/dicom"; transfer-syntax=1.2.840.10008.1.2');
+    assert.equal(implicit.status, 200);
+    const [ctPart] = parseMultipart(implicit.body, implicit.type);
+    await writeFile(join(work, 'ct.dcm'), ctPart!.body);
+    assert.deepEqual(await dumpElements(join(work, 'ct.dcm')), await dumpElements(dicomFixture('CT_small.dcm')));
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  // JPEG is not decoded: another syntax is a 406; as stored (or *) it is sent.
+  assert.equal((await get(key, '/studies/1.3.6.1.4.1.5962.1.2.8.20040826185059.5457', explicit)).status, 406);
+  assert.equal((await get(key, '/studies/1.3.6.1.4.1.5962.1.2.8.20040826185059.5457', 'multipart/related; type="application/dicom"; transfer-syntax=*')).status, 200);
 });
 
 test('an instance stored by C-STORE and sent again over STOW-RS is the same instance; different bytes under its UID are refused (409, 0x0111)', async () => {

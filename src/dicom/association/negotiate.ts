@@ -49,7 +49,7 @@ function serviceOf(abstractSyntax: string): ServiceKind | undefined {
  * A storage context on which the requestor is only the SCP (it receives C-GET sub-operations and
  * never sends) is the other way round: this service sends on it, and chooses what it can send
  * most of. Explicit VR Little Endian, else Implicit, when proposed: every instance stored
- * uncompressed in little endian goes on either, converted if need be (sent-syntax.ts), where a
+ * uncompressed in little endian goes on either, converted if need be (src/storage/dicom/converted-dataset.ts), where a
  * compressed syntax carries only the instances stored in it. getscu proposes one context per SOP
  * class with its preferred syntax first (`+xs`: JPEG Lossless), which took every uncompressed
  * instance out of reach; dcmtk's own Q/R SCP likewise accepts by its preference, not the peer's.

@@ -4,7 +4,7 @@
  * the registered destination (C-MOVE). A pending response after each gives the counts; a C-CANCEL
  * stops before the next sub-operation (final 0xFE00). Files go exactly as stored, or an
  * uncompressed one converted to a little endian syntax when that is what the peer's context for
- * its SOP class takes (sent-syntax.ts); a sub-operation with neither fails, counted.
+ * its SOP class takes (src/storage/dicom/converted-dataset.ts); a sub-operation with neither fails, counted.
  */
 import { isDomainError } from '../../../domain/errors.ts';
 import { findDicomDestination } from '../../../domain/imaging/dicom-destinations.ts';
@@ -17,7 +17,7 @@ import { AssociationFailed, OutgoingAssociation } from '../../scu/outgoing-assoc
 import { isResourceFailure } from '../../../domain/imaging/store-failure.ts';
 import { isQueryRequest, queryStatus, readQueryRequest, type QueryRequest } from './request.ts';
 import { OperationResponder } from './responder.ts';
-import { canBeSentAs, syntaxesToPropose } from './sent-syntax.ts';
+import { canBeSentAs, syntaxesToPropose } from '../../../storage/dicom/converted-dataset.ts';
 import { openStoredDataset, sendStoreRequest, type StoredDataset } from './stored-dataset.ts';
 import { SubOperationCounts } from './sub-operations.ts';
 

@@ -3,7 +3,7 @@
  * C.4.3.3): the dataset goes exactly as it was received, in the transfer syntax it is stored in,
  * read from its file a PDU at a time, so memory does not grow with the instance; or, an
  * uncompressed one on a context of another little endian syntax, converted as it is read
- * (sent-syntax.ts).
+ * (src/storage/dicom/converted-dataset.ts).
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -11,7 +11,7 @@ import { encodeCommandSet, tag, commandField, type CommandValue } from '../../di
 import { toPDataPdus } from '../../dimse/response.ts';
 import { readFileMeta } from '../../../storage/dicom/stored-identity.ts';
 import { encodePData } from '../../upper-layer/pdu-encode.ts';
-import { convertedDataset } from './sent-syntax.ts';
+import { convertedDataset } from '../../../storage/dicom/converted-dataset.ts';
 
 export interface StoredDataset {
   path: string;
