@@ -47,6 +47,8 @@ export async function readWholeInstance(path: string): Promise<DcmjsDict> {
   }
 }
 
+const emptyAsNull = (value: unknown): unknown => (value === '' || (typeof value === 'number' && Number.isNaN(value)) ? null : value);
+
 function toDicomJson(dict: Record<string, { vr?: string; Value?: unknown[] }>): DicomJson {
   const json: DicomJson = {};
   for (const [tag, element] of Object.entries(dict)) {
@@ -59,8 +61,10 @@ function toDicomJson(dict: Record<string, { vr?: string; Value?: unknown[] }>): 
       json[tag] = bytes && bytes.length > 0 ? { vr, InlineBinary: bytes.toString('base64') } : { vr };
       continue;
     }
-    const converted = vr === 'SQ' ? values.map((item) => toDicomJson(item as Record<string, { vr?: string; Value?: unknown[] }>)) : values.filter((value) => value !== undefined);
-    json[tag] = converted.length > 0 ? { vr, Value: converted } : { vr };
+    const converted = vr === 'SQ' ? values.map((item) => toDicomJson(item as Record<string, { vr?: string; Value?: unknown[] }>)) : values.filter((value) => value !== undefined).map(emptyAsNull);
+    // PS3.18 F.2.5: an empty element has no Value (dcmjs gives [""] or [null] for one), and an
+    // empty value among others is null.
+    json[tag] = converted.some((value) => value !== null) ? { vr, Value: converted } : { vr };
   }
   return json;
 }

@@ -142,6 +142,9 @@ test('metadata is DICOM JSON without Pixel Data; frames come uncompressed as oct
     const [dataset] = JSON.parse(answer.body.toString()) as Record<string, { vr: string; Value?: unknown[] }>[];
     assert.deepEqual(dataset!['00100010'], { vr: 'PN', Value: [{ Alphabetic: 'CompressedSamples^CT1' }] });
     assert.deepEqual(dataset!['00280010'], { vr: 'US', Value: [128] });
+    // PS3.18 F.2.5: empty elements carry no Value (not [""] nor [null]).
+    assert.deepEqual(dataset!['00080050'], { vr: 'SH' });
+    assert.deepEqual(dataset!['00100030'], { vr: 'DA' });
     assert.equal(dataset!['7FE00010'], undefined);
     assert.equal(dataset!['00080018']!.Value![0], ct.instance);
   }
