@@ -39,6 +39,12 @@ const keywordByTag: Record<string, MatchingKey> = {
 };
 const knownKeywords = new Set<string>(Object.values(keywordByTag));
 const controlParameters = new Set(['limit', 'offset', 'includefield', 'fuzzymatching']);
+/**
+ * Keys whose value may be a list (UIDs, PS3.4 C.2.2.2.2; ModalitiesInStudy), which QIDO-RS
+ * clients separate by commas (PS3.18 8.3.4.1) as well as by backslashes. Neither a UID nor a code
+ * string can hold a comma, so a comma is always a separator here.
+ */
+const listKeys: ReadonlySet<MatchingKey> = new Set(['StudyInstanceUID', 'SeriesInstanceUID', 'SOPInstanceUID', 'SOPClassUID', 'ModalitiesInStudy']);
 
 type Params = { study?: string; series?: string };
 
@@ -113,7 +119,7 @@ async function search(
     // study level that this index does not hold, and that C-FIND answers empty too).
     if (!keyword && /^\**$/.test(text)) continue;
     if (!keyword) throw new HttpProblem(400, 'invalid', `${name} is not a matching key this origin supports`);
-    keys[keyword] = text;
+    keys[keyword] = listKeys.has(keyword) ? text.replace(/,/g, '\\') : text;
   }
   if (request.params.study !== undefined) keys.StudyInstanceUID = checkedUid(request.params.study, 'Study Instance UID');
   if (request.params.series !== undefined) keys.SeriesInstanceUID = checkedUid(request.params.series, 'Series Instance UID');

@@ -210,6 +210,12 @@ test('QIDO-RS finds studies, series and instances with matching, limit and offse
   assert.match(String(ctOnly[0]!['00081190']!.Value![0]), new RegExp(`/studies/${ct.study.replace(/\./g, '\\.')}$`));
   const byTag = JSON.parse((await get(key, `/studies?0020000D=${mr.study}`)).body.toString()) as unknown[];
   assert.equal(byTag.length, 1);
+  // Lists separated by commas (PS3.18 8.3.4.1) as well as by backslashes.
+  for (const query of [`StudyInstanceUID=${mr.study},${ct.study}`, `StudyInstanceUID=${mr.study}%5C${ct.study}`, 'ModalitiesInStudy=MR,CT', 'ModalitiesInStudy=MR%5CCT']) {
+    const listed = await get(key, `/studies?${query}`);
+    assert.equal(listed.status, 200, query);
+    assert.equal((JSON.parse(listed.body.toString()) as unknown[]).length, 2, query);
+  }
   const fuzzy = JSON.parse((await get(key, '/studies?PatientName=compressedsamples&fuzzymatching=true')).body.toString()) as unknown[];
   assert.equal(fuzzy.length, 2);
   // Universal matching on keys the index does not hold (required study-level keys of PS3.18): no
