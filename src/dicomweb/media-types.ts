@@ -96,6 +96,8 @@ export function frameMediaType(transferSyntaxUid: string): string | undefined {
   if (/^1\.2\.840\.10008\.1\.2\.4\.(80|81)$/.test(transferSyntaxUid)) return 'image/jls';
   if (/^1\.2\.840\.10008\.1\.2\.4\.(90|91)$/.test(transferSyntaxUid)) return 'image/jp2';
   if (/^1\.2\.840\.10008\.1\.2\.4\.(92|93)$/.test(transferSyntaxUid)) return 'image/jpx';
+  // High-Throughput JPEG 2000, which the listener stores (PS3.18 Table 8.7.3-5 as of 2023).
+  if (/^1\.2\.840\.10008\.1\.2\.4\.20[123]$/.test(transferSyntaxUid)) return 'image/jphc';
   if (transferSyntaxUid === '1.2.840.10008.1.2.5') return 'image/dicom-rle';
   return undefined;
 }

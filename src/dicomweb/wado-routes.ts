@@ -82,7 +82,7 @@ export function registerWadoRoutes(app: FastifyInstance, services: Services, fil
         summary: 'Frames of an instance (WADO-RS)',
         description:
           'multipart/related: uncompressed frames as application/octet-stream, compressed ones in the stored transfer syntax\'s media type ' +
-          '(image/jpeg, image/jls, image/jp2, image/dicom-rle), or as application/octet-stream when asked with transfer-syntax=* (or the stored one), ' +
+          '(image/jpeg, image/jls, image/jp2, image/jphc, image/dicom-rle), or as application/octet-stream when asked with transfer-syntax=* (or the stored one), ' +
           'the syntax named on each part. Never transcoded. Instances over 64 MiB: 406.',
         tags: ['WADO-RS'],
         params: { ...uidParams('Instance'), properties: { ...uidParams('Instance').properties, frames: { type: 'string', description: 'Comma-separated frame numbers from 1' } } },

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
+import { encodePart10Header } from '../../src/storage/dicom/dataset/part10-header.ts';
 import { datasetOf, dicomFixture, dumpElements, metaTransferSyntax, storescu } from '../dicom/support/dicom-harness.ts';
 import { XMLParser } from 'fast-xml-parser';
 import { fixture, multipartBody, parseMultipart, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
@@ -198,6 +199,22 @@ test('frames of a big endian instance come little endian, and of a deflated one 
   const deflated = await frameOf('1.3.6.1.4.1.5962.1.2.0.977067310.6001.0', '1.3.6.1.4.1.5962.1.1.0.0.0.977067309.6001.0');
   assert.equal(deflated.length, 512 * 512);
   assert.ok(deflated.some((byte) => byte !== 0), 'inflated pixels, not zeros');
+});
+
+test('frames of a High-Throughput JPEG 2000 instance come as image/jphc', async () => {
+  const { site, key } = await siteWithKey(origin);
+  // The JPEG 2000 sample's dataset under a meta header naming HTJ2K: frames are sent, not decoded.
+  const sample = fixture('JPEG2000.dcm');
+  const instance = '1.3.6.1.4.1.5962.1.1.8.1.3.20040826185059.5457';
+  const htj2k = Buffer.concat([encodePart10Header({ sopClassUid: '1.2.840.10008.5.1.4.1.1.7', sopInstanceUid: instance, transferSyntaxUid: '1.2.840.10008.1.2.4.201', sourceAeTitle: '' }), datasetOf(sample)]);
+  assert.equal((await stow(origin, key, [htj2k])).status, 200);
+  const { series } = await seriesOf(site.siteId, instance);
+  for (const accept of ['multipart/related; type="image/jphc"', undefined]) {
+    const answer = await get(key, `/studies/1.3.6.1.4.1.5962.1.2.8.20040826185059.5457/series/${series}/instances/${instance}/frames/1`, accept);
+    assert.equal(answer.status, 200, answer.body.toString());
+    const [part] = parseMultipart(answer.body, answer.type);
+    assert.equal(part!.headers['content-type'], 'image/jphc; transfer-syntax=1.2.840.10008.1.2.4.201');
+  }
 });
 
 test('QIDO-RS finds studies, series and instances with matching, limit and offset; searches and retrievals are in the data access log', async () => {
