@@ -60,13 +60,18 @@ export function acceptMultipart(header: string | undefined, partTypes: readonly 
   throw notAcceptable(offered);
 }
 
-/** For a single JSON answer (metadata, QIDO): application/dicom+json or application/json. */
-export function acceptDicomJson(header: string | undefined): 'application/dicom+json' | 'application/json' {
+/**
+ * For a list of datasets (QIDO-RS results, WADO-RS metadata): one JSON answer, application/dicom+json
+ * or application/json; or `multipart/related; type="application/dicom+xml"`, one PS3.19 XML part
+ * per dataset, the other form PS3.18 (10.6.3, 10.4.3) has an origin offer.
+ */
+export function acceptDatasetList(header: string | undefined): 'application/dicom+json' | 'application/json' | 'application/dicom+xml' {
   for (const range of parseAccept(header)) {
     if (['*/*', 'application/*', 'application/dicom+json'].includes(range.type)) return 'application/dicom+json';
     if (range.type === 'application/json') return 'application/json';
+    if (range.type === 'multipart/related' && range.parameters.type?.toLowerCase() === 'application/dicom+xml') return 'application/dicom+xml';
   }
-  throw notAcceptable('application/dicom+json');
+  throw notAcceptable('application/dicom+json or multipart/related; type="application/dicom+xml"');
 }
 
 /**

@@ -12,7 +12,8 @@ import { HttpProblem } from '../platform/http/http-problem.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { Services } from '../platform/services.ts';
 import { auditDicomwebAccess } from './access-audit.ts';
-import { acceptDicomJson } from './media-types.ts';
+import { acceptDatasetList } from './media-types.ts';
+import { nativeDicomXmlParts } from './native-dicom-xml.ts';
 import { matchToDicomJson } from './qido-json.ts';
 import { dicomJsonArray, errorSchema } from './schemas.ts';
 import { checkedUid } from './uids.ts';
@@ -93,7 +94,7 @@ async function search(
   level: QueryLevel,
   resource: 'Study' | 'Series' | 'Instance',
 ): Promise<FastifyReply> {
-  const mediaType = acceptDicomJson(request.headers.accept);
+  const mediaType = acceptDatasetList(request.headers.accept);
   const keys: MatchingKeys = {};
   let limit: number | undefined;
   let offset: number | undefined;
@@ -139,7 +140,12 @@ async function search(
   });
   // PS3.18 10.6.3.2: more matches than returned is said with a Warning header.
   if (result.more) reply.header('warning', '299 clinical-gateway: "There are additional results that can be requested"');
-  return reply.type(mediaType).send(JSON.stringify(result.matches.map((match) => matchToDicomJson(level, match, baseUrl))));
+  const datasets = result.matches.map((match) => matchToDicomJson(level, match, baseUrl));
+  if (mediaType === 'application/dicom+xml') {
+    const { contentType, body } = nativeDicomXmlParts(datasets);
+    return reply.type(contentType).send(body);
+  }
+  return reply.type(mediaType).send(JSON.stringify(datasets));
 }
 
 /** Cheap fuzzy matching: each word of the name matches as a prefix (case is already ignored). */

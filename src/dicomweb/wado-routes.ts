@@ -17,7 +17,8 @@ import { auditDicomwebAccess } from './access-audit.ts';
 import { readInstanceMetadata, type DicomJson } from './dicom-json.ts';
 import { acceptFrames } from './frame-accept.ts';
 import { parseFrameList, readFrames } from './frames.ts';
-import { acceptDicomJson, acceptMultipart } from './media-types.ts';
+import { acceptDatasetList, acceptMultipart } from './media-types.ts';
+import { nativeDicomXmlParts } from './native-dicom-xml.ts';
 import { multipartContentType, multipartStream, newBoundary, type OutgoingPart } from './multipart-writer.ts';
 import { wadoResponses } from './schemas.ts';
 import { storedFilePath } from './stored-file.ts';
@@ -175,7 +176,7 @@ async function retrieveInstances(services: Services, request: FastifyRequest<{ P
 }
 
 async function retrieveMetadata(services: Services, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, level: Level): Promise<FastifyReply> {
-  const mediaType = acceptDicomJson(request.headers.accept);
+  const mediaType = acceptDatasetList(request.headers.accept);
   const site = siteContextOf(request);
   const selection = selectionOf(request, level);
   const datasets: DicomJson[] = [];
@@ -187,6 +188,10 @@ async function retrieveMetadata(services: Services, request: FastifyRequest<{ Pa
   }
   if (found === 0) throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
   await auditSelection(services, request, level, selection);
+  if (mediaType === 'application/dicom+xml') {
+    const { contentType, body } = nativeDicomXmlParts(datasets);
+    return reply.type(contentType).send(body);
+  }
   return reply.type(mediaType).send(JSON.stringify(datasets));
 }
 

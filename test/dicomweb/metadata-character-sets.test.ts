@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { XMLParser } from 'fast-xml-parser';
 import { annexExamples } from '../dicom/support/annex-examples.ts';
 import { dcmtk } from '../dicom/support/dicom-harness.ts';
 import { encodeDataset, writeTestInstance, type ElementSpec } from '../dicom/support/dataset-builder.ts';
@@ -149,4 +150,30 @@ test('PatientName matches by component group: the alphabetic name alone, the ide
   // findscu prints the UID with its padding byte.
   assert.match(found.stderr, new RegExp(`\\[${japanese.study.replace(/\./g, '\\.')}\\0?\\] +# +\\d+, 1 StudyInstanceUID`));
   assert.doesNotMatch(found.stderr, new RegExp(plain.study.replace(/\./g, '\\.')));
+});
+
+test('QIDO-RS results and WADO-RS metadata as multipart/related application/dicom+xml: one PS3.19 dataset a part, names in their groups', async () => {
+  const { key } = await siteWithKey(origin);
+  const uids = await storeInstance(key, [
+    { tag: 0x00080005, vr: 'CS', value: annexExamples.japaneseKanji.specificCharacterSet },
+    { tag: 0x00100010, vr: 'PN', value: annexExamples.japaneseKanji.bytes },
+  ]);
+  const accept = 'multipart/related; type="application/dicom+xml"';
+  for (const path of [`/studies?StudyInstanceUID=${uids.study}`, `/studies/${uids.study}/metadata`]) {
+    const response = await fetch(`${origin.url}${path}`, { headers: { 'x-api-key': key, accept } });
+    assert.equal(response.status, 200, path);
+    const type = response.headers.get('content-type') ?? '';
+    assert.match(type, /^multipart\/related; type="application\/dicom\+xml"; boundary=/);
+    const parts = parseMultipart(Buffer.from(await response.arrayBuffer()), type);
+    assert.equal(parts.length, 1, path);
+    assert.equal(parts[0]!.headers['content-type'], 'application/dicom+xml; charset=utf-8');
+    const xml = new XMLParser({ ignoreAttributes: false }).parse(parts[0]!.body.toString('utf8')) as { NativeDicomModel: { DicomAttribute: Record<string, unknown>[] } };
+    const name = xml.NativeDicomModel.DicomAttribute.find((attribute) => attribute['@_tag'] === '00100010') as { PersonName: Record<string, { FamilyName: string; GivenName: string }> };
+    assert.deepEqual(name.PersonName.Alphabetic, { FamilyName: 'Yamada', GivenName: 'Tarou' }, path);
+    assert.deepEqual(name.PersonName.Ideographic, { FamilyName: '山田', GivenName: '太郎' }, path);
+    assert.deepEqual(name.PersonName.Phonetic, { FamilyName: 'やまだ', GivenName: 'たろう' }, path);
+  }
+  // Neither JSON nor XML: 406, naming both.
+  const refused = await fetch(`${origin.url}/studies`, { headers: { 'x-api-key': key, accept: 'text/html' } });
+  assert.equal(refused.status, 406);
 });
