@@ -5,18 +5,7 @@
  * binary value over 64 KiB; smaller binary values travel as InlineBinary.
  */
 import { open } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-
-type DcmjsDict = Record<string, { vr: string; Value: unknown[] }>;
-
-/** The slice of dcmjs used here (the package ships no type declarations). */
-interface Dcmjs {
-  data: { DicomMessage: { readFile(buffer: ArrayBuffer, options?: Record<string, unknown>): { dict: DcmjsDict } } };
-  log: { setLevel(level: string): void };
-}
-
-const dcmjs = createRequire(import.meta.url)('dcmjs') as Dcmjs;
-dcmjs.log.setLevel('error');
+import { parseStoredDataset, type DcmjsDict } from './dcmjs-dataset.ts';
 
 type DicomJsonElement = { vr: string; Value?: unknown[]; InlineBinary?: string };
 export type DicomJson = Record<string, DicomJsonElement>;
@@ -37,8 +26,7 @@ export async function readInstanceMetadata(path: string): Promise<DicomJson | un
       const head = Buffer.alloc(length);
       await handle.read(head, 0, length, 0);
       try {
-        const message = dcmjs.data.DicomMessage.readFile(toArrayBuffer(head), { untilTag: pixelData, includeUntilTagValue: false });
-        return toDicomJson(message.dict);
+        return toDicomJson(parseStoredDataset(head, pixelData));
       } catch {
         if (length === size) return undefined;
       }
@@ -53,16 +41,13 @@ export async function readInstanceMetadata(path: string): Promise<DicomJson | un
 export async function readWholeInstance(path: string): Promise<DcmjsDict> {
   const handle = await open(path, 'r');
   try {
-    const bytes = await handle.readFile();
-    return dcmjs.data.DicomMessage.readFile(toArrayBuffer(bytes)).dict;
+    return parseStoredDataset(await handle.readFile());
   } finally {
     await handle.close();
   }
 }
 
-export function toArrayBuffer(bytes: Buffer): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
-}
+const emptyAsNull = (value: unknown): unknown => (value === '' || (typeof value === 'number' && Number.isNaN(value)) ? null : value);
 
 function toDicomJson(dict: Record<string, { vr?: string; Value?: unknown[] }>): DicomJson {
   const json: DicomJson = {};
@@ -76,8 +61,10 @@ function toDicomJson(dict: Record<string, { vr?: string; Value?: unknown[] }>): 
       json[tag] = bytes && bytes.length > 0 ? { vr, InlineBinary: bytes.toString('base64') } : { vr };
       continue;
     }
-    const converted = vr === 'SQ' ? values.map((item) => toDicomJson(item as Record<string, { vr?: string; Value?: unknown[] }>)) : values.filter((value) => value !== undefined);
-    json[tag] = converted.length > 0 ? { vr, Value: converted } : { vr };
+    const converted = vr === 'SQ' ? values.map((item) => toDicomJson(item as Record<string, { vr?: string; Value?: unknown[] }>)) : values.filter((value) => value !== undefined).map(emptyAsNull);
+    // PS3.18 F.2.5: an empty element has no Value (dcmjs gives [""] or [null] for one), and an
+    // empty value among others is null.
+    json[tag] = converted.some((value) => value !== null) ? { vr, Value: converted } : { vr };
   }
   return json;
 }

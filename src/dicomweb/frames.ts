@@ -1,9 +1,9 @@
 /**
  * Frames of a stored instance (PS3.18 10.4.1.1.4 Frame Resources): uncompressed frames as
  * application/octet-stream, compressed ones in the stored transfer syntax's media type (PS3.18
- * Table 8.7.3-5), never transcoded. Frames are cut from the parsed Pixel Data, so they are served
- * for instances up to maxFrameSourceBytes; a larger instance's frames are a 406 (retrieve the
- * instance instead).
+ * Table 8.7.3-5) or as octet-stream naming that syntax (frame-accept.ts), never transcoded.
+ * Frames are cut from the parsed Pixel Data, so they are served for instances up to
+ * maxFrameSourceBytes; a larger instance's frames are a 406 (retrieve the instance instead).
  */
 import { HttpProblem } from '../platform/http/http-problem.ts';
 import { readWholeInstance } from './dicom-json.ts';
@@ -23,9 +23,10 @@ export function parseFrameList(text: string): number[] {
 }
 
 export function frameMediaTypeOrRefuse(transferSyntaxUid: string): string {
-  const mediaType = frameMediaType(transferSyntaxUid);
-  // Big endian frames would need byte swapping and deflated ones inflating: not sent as stored.
-  if (!mediaType || transferSyntaxUid === transferSyntaxUids.explicitBig) {
+  // A deflated dataset is inflated when parsed, and big endian pixels are swapped below: their
+  // frames are uncompressed little endian like the others' (PS3.18 8.7.3.5.2).
+  const mediaType = transferSyntaxUid === transferSyntaxUids.deflated ? 'application/octet-stream' : frameMediaType(transferSyntaxUid);
+  if (!mediaType) {
     throw new HttpProblem(406, 'not-acceptable', `frames of an instance stored in transfer syntax ${transferSyntaxUid} are not available: retrieve the instance`);
   }
   return mediaType;
@@ -49,6 +50,9 @@ export async function readFrames(path: string, sizeBytes: number, transferSyntax
     if (!rows || !columns || !bitsAllocated || bitsAllocated % 8 !== 0) throw new HttpProblem(406, 'not-acceptable', 'the frames of this instance are not whole bytes: retrieve the instance');
     const frameBytes = (rows * columns * samples * bitsAllocated) / 8;
     const data = Buffer.from(pixels[0]!);
+    // dcmjs leaves a big endian file's pixels as they are in it; a frame goes little endian.
+    if (transferSyntaxUid === transferSyntaxUids.explicitBig && bitsAllocated === 16 && data.length % 2 === 0) data.swap16();
+    if (transferSyntaxUid === transferSyntaxUids.explicitBig && bitsAllocated === 32 && data.length % 4 === 0) data.swap32();
     for (let i = 0; i < numberOfFrames; i++) all.push(data.subarray(i * frameBytes, (i + 1) * frameBytes));
   } else {
     // dcmjs gives one buffer per frame when it can tell frames apart (offset table, or one fragment each).

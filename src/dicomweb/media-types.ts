@@ -1,7 +1,8 @@
 /**
  * Accept negotiation of the DICOMweb origin (PS3.18 8.7: media types; 8.7.3 transfer syntaxes).
- * Instances are sent exactly as stored: the service never transcodes, so an Accept that names a
- * transfer syntax other than the stored one (or "*") cannot be satisfied and is a 406.
+ * Instances are sent as stored: pixel data is never transcoded, so an Accept that names a
+ * transfer syntax other than the stored one (or "*") is a 406, except that uncompressed
+ * instances convert to Explicit or Implicit VR Little Endian (wado-routes.ts).
  */
 import { HttpProblem } from '../platform/http/http-problem.ts';
 
@@ -59,13 +60,31 @@ export function acceptMultipart(header: string | undefined, partTypes: readonly 
   throw notAcceptable(offered);
 }
 
-/** For a single JSON answer (metadata, QIDO): application/dicom+json or application/json. */
-export function acceptDicomJson(header: string | undefined): 'application/dicom+json' | 'application/json' {
+/**
+ * For a list of datasets (QIDO-RS results, WADO-RS metadata): one JSON answer, application/dicom+json
+ * or application/json; or `multipart/related; type="application/dicom+xml"`, one PS3.19 XML part
+ * per dataset, the other form PS3.18 (10.6.3, 10.4.3) has an origin offer.
+ */
+export function acceptDatasetList(header: string | undefined): 'application/dicom+json' | 'application/json' | 'application/dicom+xml' {
   for (const range of parseAccept(header)) {
     if (['*/*', 'application/*', 'application/dicom+json'].includes(range.type)) return 'application/dicom+json';
     if (range.type === 'application/json') return 'application/json';
+    if (range.type === 'multipart/related' && range.parameters.type?.toLowerCase() === 'application/dicom+xml') return 'application/dicom+xml';
   }
-  throw notAcceptable('application/dicom+json');
+  throw notAcceptable('application/dicom+json or multipart/related; type="application/dicom+xml"');
+}
+
+/**
+ * The STOW-RS response (PS3.18 10.5.3): DICOM JSON, or the Native DICOM Model XML for a user
+ * agent that accepts only that. An Accept naming neither still gets JSON: by the time the answer
+ * is written the instances are stored, and refusing to say so would only make the sender retry.
+ */
+export function stowResponseType(header: string | undefined): 'application/dicom+json' | 'application/dicom+xml' {
+  for (const range of parseAccept(header)) {
+    if (['*/*', 'application/*', 'application/dicom+json', 'application/json'].includes(range.type)) return 'application/dicom+json';
+    if (range.type === 'application/dicom+xml') return 'application/dicom+xml';
+  }
+  return 'application/dicom+json';
 }
 
 export const transferSyntaxUids = {
@@ -82,6 +101,8 @@ export function frameMediaType(transferSyntaxUid: string): string | undefined {
   if (/^1\.2\.840\.10008\.1\.2\.4\.(80|81)$/.test(transferSyntaxUid)) return 'image/jls';
   if (/^1\.2\.840\.10008\.1\.2\.4\.(90|91)$/.test(transferSyntaxUid)) return 'image/jp2';
   if (/^1\.2\.840\.10008\.1\.2\.4\.(92|93)$/.test(transferSyntaxUid)) return 'image/jpx';
+  // High-Throughput JPEG 2000, which the listener stores (PS3.18 Table 8.7.3-5 as of 2023).
+  if (/^1\.2\.840\.10008\.1\.2\.4\.20[123]$/.test(transferSyntaxUid)) return 'image/jphc';
   if (transferSyntaxUid === '1.2.840.10008.1.2.5') return 'image/dicom-rle';
   return undefined;
 }

@@ -10,10 +10,31 @@ type Element = DicomJson[string];
 
 const value = (vr: string, content: unknown): Element => (content === null || content === undefined || content === '' ? { vr } : { vr, Value: [content] });
 
+const groupNames = ['Alphabetic', 'Ideographic', 'Phonetic'] as const;
+
+/**
+ * A person name as the index keeps it (`Yamada^Tarou=山田^太郎=やまだ^たろう`, values separated by
+ * backslashes) in DICOM JSON (PS3.18 F.2.2): one object per value, its component groups under
+ * their own names, empty groups left out. Viewers show `Alphabetic`; a whole name there would show
+ * the ideographic and phonetic groups, delimiters and all, as part of the family name.
+ */
+function personNameJson(name: string | null | undefined): Element {
+  if (!name) return { vr: 'PN' };
+  const values = name.split('\\').map((one) => {
+    const groups: Partial<Record<(typeof groupNames)[number], string>> = {};
+    one.split('=').forEach((group, index) => {
+      const groupName = groupNames[index];
+      if (groupName && group !== '') groups[groupName] = group;
+    });
+    return groups;
+  });
+  return { vr: 'PN', Value: values };
+}
+
 export function matchToDicomJson(level: QueryLevel, match: ImagingMatch, baseUrl: string): DicomJson {
   const json: DicomJson = {
     '00080005': { vr: 'CS', Value: ['ISO_IR 192'] },
-    '00100010': match.patientName ? { vr: 'PN', Value: [{ Alphabetic: match.patientName }] } : { vr: 'PN' },
+    '00100010': personNameJson(match.patientName),
     '00100020': value('LO', match.patientId),
     '00100030': value('DA', match.patientBirthDate),
     '00100040': value('CS', match.patientSex),

@@ -12,7 +12,8 @@ import { HttpProblem } from '../platform/http/http-problem.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { Services } from '../platform/services.ts';
 import { auditDicomwebAccess } from './access-audit.ts';
-import { acceptDicomJson } from './media-types.ts';
+import { acceptDatasetList } from './media-types.ts';
+import { nativeDicomXmlParts } from './native-dicom-xml.ts';
 import { matchToDicomJson } from './qido-json.ts';
 import { dicomJsonArray, errorSchema } from './schemas.ts';
 import { checkedUid } from './uids.ts';
@@ -39,6 +40,12 @@ const keywordByTag: Record<string, MatchingKey> = {
 };
 const knownKeywords = new Set<string>(Object.values(keywordByTag));
 const controlParameters = new Set(['limit', 'offset', 'includefield', 'fuzzymatching']);
+/**
+ * Keys whose value may be a list (UIDs, PS3.4 C.2.2.2.2; ModalitiesInStudy), which QIDO-RS
+ * clients separate by commas (PS3.18 8.3.4.1) as well as by backslashes. Neither a UID nor a code
+ * string can hold a comma, so a comma is always a separator here.
+ */
+const listKeys: ReadonlySet<MatchingKey> = new Set(['StudyInstanceUID', 'SeriesInstanceUID', 'SOPInstanceUID', 'SOPClassUID', 'ModalitiesInStudy']);
 
 type Params = { study?: string; series?: string };
 
@@ -87,7 +94,7 @@ async function search(
   level: QueryLevel,
   resource: 'Study' | 'Series' | 'Instance',
 ): Promise<FastifyReply> {
-  const mediaType = acceptDicomJson(request.headers.accept);
+  const mediaType = acceptDatasetList(request.headers.accept);
   const keys: MatchingKeys = {};
   let limit: number | undefined;
   let offset: number | undefined;
@@ -108,8 +115,12 @@ async function search(
     }
     if (controlParameters.has(name)) continue;
     const keyword = keywordByTag[name.toUpperCase()] ?? (knownKeywords.has(name) ? (name as MatchingKey) : undefined);
+    // PS3.4 C.2.2.2.3: an empty value (or `*`) is universal matching, which restricts nothing, so
+    // any attribute may be given so (`ReferringPhysicianName=`, `StudyID=`: required keys of the
+    // study level that this index does not hold, and that C-FIND answers empty too).
+    if (!keyword && /^\**$/.test(text)) continue;
     if (!keyword) throw new HttpProblem(400, 'invalid', `${name} is not a matching key this origin supports`);
-    keys[keyword] = text;
+    keys[keyword] = listKeys.has(keyword) ? text.replace(/,/g, '\\') : text;
   }
   if (request.params.study !== undefined) keys.StudyInstanceUID = checkedUid(request.params.study, 'Study Instance UID');
   if (request.params.series !== undefined) keys.SeriesInstanceUID = checkedUid(request.params.series, 'Series Instance UID');
@@ -129,7 +140,12 @@ async function search(
   });
   // PS3.18 10.6.3.2: more matches than returned is said with a Warning header.
   if (result.more) reply.header('warning', '299 clinical-gateway: "There are additional results that can be requested"');
-  return reply.type(mediaType).send(JSON.stringify(result.matches.map((match) => matchToDicomJson(level, match, baseUrl))));
+  const datasets = result.matches.map((match) => matchToDicomJson(level, match, baseUrl));
+  if (mediaType === 'application/dicom+xml') {
+    const { contentType, body } = nativeDicomXmlParts(datasets);
+    return reply.type(contentType).send(body);
+  }
+  return reply.type(mediaType).send(JSON.stringify(datasets));
 }
 
 /** Cheap fuzzy matching: each word of the name matches as a prefix (case is already ignored). */

@@ -22,6 +22,8 @@ export interface StoredPart {
   sizeBytes: number;
   /** The index row of the instance: its key in the stored-file cache. */
   instanceId?: string;
+  /** The bytes to send instead of the file's, made from it (another transfer syntax asked for). */
+  converted?: AsyncIterable<Buffer>;
 }
 
 const openFile = promisify(open);
@@ -159,8 +161,10 @@ export async function sendStoredParts(response: ServerResponse, boundary: string
   try {
     for await (const part of parts) {
       await writer.text(`--${boundary}\r\n${part.headers}\r\n`);
-      const cached = cache && part.instanceId !== undefined ? await cache.read(part.instanceId, part.path, part.sizeBytes) : undefined;
-      if (cached) {
+      const cached = cache && part.instanceId !== undefined && !part.converted ? await cache.read(part.instanceId, part.path, part.sizeBytes) : undefined;
+      if (part.converted) {
+        for await (const bytes of part.converted) await writer.bytes(bytes);
+      } else if (cached) {
         try {
           await writer.bytes(cached.bytes);
         } finally {

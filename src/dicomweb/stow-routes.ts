@@ -15,7 +15,8 @@ import type { StoreLimits } from '../storage/dicom/store-limits.ts';
 import { boundaryOf, readMultipart } from './multipart-reader.ts';
 import { DatasetIdentityReader } from './dataset-identity.ts';
 import { maxMetaBytes, readPart10Meta, type Part10Meta } from './part10-meta.ts';
-import { parseAccept } from './media-types.ts';
+import { parseAccept, stowResponseType } from './media-types.ts';
+import { nativeDicomXml } from './native-dicom-xml.ts';
 import { dicomJsonArray, errorSchema } from './schemas.ts';
 import { stowResponse, type StowItem } from './stow-response.ts';
 import { checkedUid } from './uids.ts';
@@ -56,6 +57,7 @@ export function registerStowRoutes(app: FastifyInstance, services: Services, sto
       throw new HttpProblem(415, 'unsupported-media-type', 'STOW-RS takes multipart/related; type="application/dicom" (Part-10 files)');
     }
     const boundary = boundaryOf(contentType);
+    const responseType = stowResponseType(request.headers.accept);
     const declared = Number(request.headers['content-length'] ?? Number.NaN);
     if (declared > storage.maxBodyBytes) throw new HttpProblem(413, 'too-large', `the body is over the ${storage.maxBodyBytes}-byte limit (CG_DICOMWEB_MAX_STOW_SIZE)`);
     const context: InstanceStoreContext = {
@@ -76,7 +78,7 @@ export function registerStowRoutes(app: FastifyInstance, services: Services, sto
     request.log.info({ reqId: request.id, parts: items.length, status }, 'STOW-RS request stored');
     // Nothing stored, every failure one that passes (disk, database): when to try again.
     if (status === 503) reply.header('retry-after', '30');
-    return reply.code(status).type('application/dicom+json').send(JSON.stringify(body));
+    return reply.code(status).type(responseType).send(responseType === 'application/dicom+xml' ? nativeDicomXml(body) : JSON.stringify(body));
   };
   app.post('/studies', { schema: schema(false) }, handler);
   app.post('/studies/:study', { schema: schema(true) }, handler);

@@ -1,19 +1,24 @@
 /**
  * WADO-RS (PS3.18 10.4): studies, series and instances as multipart/related application/dicom,
  * each part the stored Part-10 file byte for byte (the listener writes a Part-10 header of its
- * own before the dataset exactly as received; that file is what is sent); their metadata as
- * DICOM JSON; frames. Rendered resources and thumbnails: rendered-routes.ts.
+ * own before the dataset exactly as received; that file is what is sent), or, when the Accept
+ * names Explicit or Implicit VR Little Endian, an uncompressed instance stored otherwise converted
+ * to it; their metadata as DICOM JSON; frames. Rendered resources and thumbnails:
+ * rendered-routes.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { retrievableInstances, type RetrievableInstance, type RetrieveSelection } from '../domain/imaging/query/retrievable.ts';
 import { HttpProblem } from '../platform/http/http-problem.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { Services } from '../platform/services.ts';
+import { canBeSentAs, convertedPart10File } from '../storage/dicom/converted-dataset.ts';
 import type { StoredFileCache } from '../storage/dicom/stored-file-cache.ts';
 import { auditDicomwebAccess } from './access-audit.ts';
 import { readInstanceMetadata, type DicomJson } from './dicom-json.ts';
+import { acceptFrames } from './frame-accept.ts';
 import { parseFrameList, readFrames } from './frames.ts';
-import { acceptDicomJson, acceptMultipart } from './media-types.ts';
+import { acceptDatasetList, acceptMultipart } from './media-types.ts';
+import { nativeDicomXmlParts } from './native-dicom-xml.ts';
 import { multipartContentType, multipartStream, newBoundary, type OutgoingPart } from './multipart-writer.ts';
 import { wadoResponses } from './schemas.ts';
 import { storedFilePath } from './stored-file.ts';
@@ -48,7 +53,8 @@ export function registerWadoRoutes(app: FastifyInstance, services: Services, fil
           summary: `Retrieve a${level === 'Instance' ? 'n instance' : ` ${level.toLowerCase()}`} (WADO-RS)`,
           description:
             'multipart/related; type="application/dicom": each part a Part-10 file exactly as stored, in the transfer syntax it was received in ' +
-            '(Accept transfer-syntax "*" or the stored one; no transcoding).',
+            '(Accept transfer-syntax "*" or the stored one); an uncompressed instance is converted when 1.2.840.10008.1.2.1 or 1.2.840.10008.1.2 is asked; ' +
+            'compressed ones are never transcoded.',
           tags: ['WADO-RS'],
           params: uidParams(level),
           response: wadoResponses('multipart/related; type="application/dicom"'),
@@ -77,7 +83,8 @@ export function registerWadoRoutes(app: FastifyInstance, services: Services, fil
         summary: 'Frames of an instance (WADO-RS)',
         description:
           'multipart/related: uncompressed frames as application/octet-stream, compressed ones in the stored transfer syntax\'s media type ' +
-          '(image/jpeg, image/jls, image/jp2, image/dicom-rle). Instances over 64 MiB: 406.',
+          '(image/jpeg, image/jls, image/jp2, image/jphc, image/dicom-rle), or as application/octet-stream when asked with transfer-syntax=* (or the stored one), ' +
+          'the syntax named on each part. Never transcoded. Instances over 64 MiB: 406.',
         tags: ['WADO-RS'],
         params: { ...uidParams('Instance'), properties: { ...uidParams('Instance').properties, frames: { type: 'string', description: 'Comma-separated frame numbers from 1' } } },
         response: wadoResponses('multipart/related; type="application/octet-stream"'),
@@ -87,13 +94,13 @@ export function registerWadoRoutes(app: FastifyInstance, services: Services, fil
       const frameNumbers = parseFrameList(request.params.frames);
       const [instance] = await selectedInstances(services, request, 'Instance', 1);
       const { mediaType, frames } = await readFrames(storedFilePath(services.config, instance!.storagePath), instance!.sizeBytes, instance!.transferSyntaxUid, frameNumbers);
-      acceptMultipart(request.headers.accept, [mediaType], `multipart/related; type="${mediaType}"`);
+      const form = acceptFrames(request.headers.accept, mediaType, instance!.transferSyntaxUid);
       await auditSelection(services, request, 'Instance', selectionOf(request, 'Instance'));
       const boundary = newBoundary();
       const parts = (async function* (): AsyncGenerator<OutgoingPart> {
-        for (const frame of frames) yield { contentType: mediaType === 'application/octet-stream' ? mediaType : `${mediaType}; transfer-syntax=${instance!.transferSyntaxUid}`, body: () => [frame] };
+        for (const frame of frames) yield { contentType: form.partContentType, body: () => [frame] };
       })();
-      return reply.type(multipartContentType(mediaType, boundary)).send(multipartStream(boundary, parts));
+      return reply.type(multipartContentType(form.mediaType, boundary)).send(multipartStream(boundary, parts));
     },
   );
 }
@@ -127,10 +134,11 @@ async function retrieveInstances(services: Services, request: FastifyRequest<{ P
   const first = await instances.next();
   if (first.done) throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
   if (transferSyntax !== '*') {
-    // Sent as stored only: every instance must already be in the asked syntax.
+    // Every instance must be stored in the asked syntax, or be an uncompressed one that converts to
+    // it (Explicit or Implicit VR Little Endian: PS3.18 8.7.3.5.2 makes the first the default).
     for await (const instance of retrievableInstances(services.database, site, selection)) {
-      if (instance.transferSyntaxUid !== transferSyntax) {
-        throw new HttpProblem(406, 'not-acceptable', `instance ${instance.sopInstanceUid} is stored in transfer syntax ${instance.transferSyntaxUid} and is not transcoded: ask for transfer-syntax=* or that one`);
+      if (!canBeSentAs(instance.transferSyntaxUid, transferSyntax)) {
+        throw new HttpProblem(406, 'not-acceptable', `instance ${instance.sopInstanceUid} is stored in transfer syntax ${instance.transferSyntaxUid} and is not transcoded to ${transferSyntax}: ask for transfer-syntax=* or that one`);
       }
     }
   }
@@ -149,13 +157,16 @@ async function retrieveInstances(services: Services, request: FastifyRequest<{ P
   const parts = (async function* (): AsyncGenerator<StoredPart> {
     for (let next: IteratorResult<RetrievableInstance> = first; !next.done; next = await instances.next()) {
       const instance = next.value;
+      const path = storedFilePath(config, instance.storagePath);
+      const sentAs = transferSyntax === '*' ? instance.transferSyntaxUid : transferSyntax;
       yield {
         headers:
-          `Content-Type: application/dicom; transfer-syntax=${instance.transferSyntaxUid}\r\n` +
+          `Content-Type: application/dicom; transfer-syntax=${sentAs}\r\n` +
           `Content-Location: /studies/${instance.studyInstanceUid}/series/${instance.seriesInstanceUid}/instances/${instance.sopInstanceUid}\r\n`,
-        path: storedFilePath(config, instance.storagePath),
+        path,
         sizeBytes: instance.sizeBytes,
         instanceId: instance.id,
+        ...(sentAs !== instance.transferSyntaxUid ? { converted: convertedPart10File(path, instance, instance.transferSyntaxUid, sentAs) } : {}),
       };
     }
   })();
@@ -165,7 +176,7 @@ async function retrieveInstances(services: Services, request: FastifyRequest<{ P
 }
 
 async function retrieveMetadata(services: Services, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, level: Level): Promise<FastifyReply> {
-  const mediaType = acceptDicomJson(request.headers.accept);
+  const mediaType = acceptDatasetList(request.headers.accept);
   const site = siteContextOf(request);
   const selection = selectionOf(request, level);
   const datasets: DicomJson[] = [];
@@ -177,6 +188,10 @@ async function retrieveMetadata(services: Services, request: FastifyRequest<{ Pa
   }
   if (found === 0) throw new HttpProblem(404, 'not-found', `${level.toLowerCase()} not found`);
   await auditSelection(services, request, level, selection);
+  if (mediaType === 'application/dicom+xml') {
+    const { contentType, body } = nativeDicomXmlParts(datasets);
+    return reply.type(contentType).send(body);
+  }
   return reply.type(mediaType).send(JSON.stringify(datasets));
 }
 

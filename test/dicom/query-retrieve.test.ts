@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { negotiate } from '../../src/dicom/association/negotiate.ts';
 import { createDicomDestination } from '../../src/domain/imaging/dicom-destinations.ts';
 import type { SiteContext } from '../../src/domain/site-context.ts';
 import { createTestSite } from '../support/sites.ts';
 import { associate, associateRequest, commandSet, pData, RawPeer, readCommand, statusOf } from './support/raw-peer.ts';
-import { datasetOf, dcmtk, dumpElements, freePort, dicomFixture, listFiles, startHarness, storescu, type DicomHarness, type ToolResult } from './support/dicom-harness.ts';
+import { datasetOf, dcmtk, dumpElements, freePort, dicomFixture, listFiles, metaTransferSyntax, startHarness, storescu, type DicomHarness, type ToolResult } from './support/dicom-harness.ts';
 
 const studyRootFind = '1.2.840.10008.5.1.4.1.2.2.1';
 const ctStudy = '1.3.6.1.4.1.5962.1.2.1.20040119072730.12322';
@@ -146,8 +147,9 @@ test('getscu: the study arrives on the same association, byte for byte as stored
 });
 
 
-async function startStorescp(port: number, out: string): Promise<ChildProcess> {
-  const child = spawn('storescp', ['-aet', 'STORESCP', '+xa', '-od', out, String(port)], { stdio: 'ignore' });
+/** `accepted`: storescp's transfer syntax switch (`+xa` any, `+xi` implicit VR little endian only). */
+async function startStorescp(port: number, out: string, accepted = '+xa'): Promise<ChildProcess> {
+  const child = spawn('storescp', ['-aet', 'STORESCP', accepted, '-od', out, String(port)], { stdio: 'ignore' });
   for (let attempt = 0; attempt < 100; attempt++) {
     const echo = await dcmtk('echoscu', ['-aec', 'STORESCP', '127.0.0.1', String(port)]);
     if (echo.code === 0) return child;
@@ -189,6 +191,82 @@ test('movescu to a registered destination that is not listening: 0xA702 with the
   await createDicomDestination(harness.db.database, site, { aeTitle: 'GONE', host: '127.0.0.1', port });
   const result = await movescu('GONE', ['QueryRetrieveLevel=STUDY', `StudyInstanceUID=${ctStudy}`]);
   assert.match(result.stderr, /Final Move Response \(Refused: OutOfResourcesSubOperations\)/, result.stderr);
+});
+
+test('an instance stored in implicit VR, deflated or big endian is retrieved by a peer taking explicit VR only, and one stored in explicit VR by a peer taking implicit VR only: converted, same content', async () => {
+  // Implicit VR, as modalities send by default (storescu -xi): an RT plan of nested sequences and
+  // a 15-frame RT dose; and a deflated secondary capture (-xd).
+  const implicit = await storescu(harness.listener.port, site.aeTitle, ['rtplan.dcm', 'rtdose.dcm'].map(dicomFixture), ['-xi']);
+  assert.equal(implicit.code, 0, implicit.stderr);
+  const deflated = await storescu(harness.listener.port, site.aeTitle, [dicomFixture('image_dfl.dcm')], ['-xd']);
+  assert.equal(deflated.code, 0, deflated.stderr);
+  const stored = [
+    { study: '1.22.333.4.555555.6.7777777777777777777777777777', instance: '1.2.777.777.77.7.7777.7777.20030903150023', syntax: '1.2.840.10008.1.2' },
+    { study: '1.2.999.999.99.9.9999.8888', instance: '1.9.999.999.99.9.9999.9999.20030818153516', syntax: '1.2.840.10008.1.2' },
+    { study: '1.3.6.1.4.1.5962.1.2.0.977067310.6001.0', instance: '1.3.6.1.4.1.5962.1.1.0.0.0.977067309.6001.0', syntax: '1.2.840.10008.1.2.1.99' },
+  ];
+  for (const { instance, syntax } of stored) assert.equal(await metaTransferSyntax(await storedPath(instance)), syntax, instance);
+
+  // getscu proposes explicit VR first in each SOP class's one context: the listener accepts that.
+  const out = await mkdtemp(join(work, 'get-converted-'));
+  const keys = ['QueryRetrieveLevel=STUDY', `StudyInstanceUID=${stored.map(({ study }) => study).join('\\')}`];
+  const got = await dcmtk('getscu', ['-v', '-S', '-aet', 'GETSCU', '-aec', site.aeTitle, '-od', out, ...keys.flatMap((key) => ['-k', key]), '127.0.0.1', String(harness.listener.port)]);
+  assert.equal(got.code, 0, got.stderr);
+  assert.match(got.stderr, /Number of Completed Suboperations\s*:\s*3/, got.stderr);
+  for (const file of await listFiles(out)) {
+    assert.equal(await metaTransferSyntax(file), '1.2.840.10008.1.2.1', file);
+    const { instance } = stored.find(({ instance }) => file.endsWith(instance))!;
+    assert.deepEqual(await dumpElements(file), await dumpElements(await storedPath(instance)), `${instance}: same content`);
+  }
+
+  // Explicit VR big endian (retired, still in archives): values byte-swapped. In a site of its
+  // own: the MR sample shares its SOP Instance UID with the little endian copy stored above.
+  const bigSite = await createTestSite(harness.db.database);
+  const big = await storescu(harness.listener.port, bigSite.aeTitle, [dicomFixture('MR_small_bigendian.dcm')], ['-xb']);
+  assert.equal(big.code, 0, big.stderr);
+  const bigOut = await mkdtemp(join(work, 'get-big-'));
+  const gotBig = await dcmtk('getscu', ['-v', '-S', '-aet', 'GETSCU', '-aec', bigSite.aeTitle, '-od', bigOut, '-k', 'QueryRetrieveLevel=STUDY', '-k', `StudyInstanceUID=${mrStudy}`, '127.0.0.1', String(harness.listener.port)]);
+  assert.equal(gotBig.code, 0, gotBig.stderr);
+  const [bigFile] = await listFiles(bigOut);
+  assert.equal(await metaTransferSyntax(bigFile!), '1.2.840.10008.1.2.1');
+  assert.deepEqual(await dumpElements(bigFile!), await dumpElements(dicomFixture('MR_small_bigendian.dcm')), 'the big endian sample: same content');
+
+  // A destination taking implicit VR only gets the explicit VR CT converted to implicit VR.
+  const moved = await mkdtemp(join(work, 'move-implicit-'));
+  const port = await freePort();
+  const storescp = await startStorescp(port, moved, '+xi');
+  try {
+    await createDicomDestination(harness.db.database, site, { aeTitle: 'IMPLICIT_ONLY', host: '127.0.0.1', port });
+    const result = await movescu('IMPLICIT_ONLY', ['QueryRetrieveLevel=STUDY', `StudyInstanceUID=${ctStudy}\\${stored[0]!.study}`]);
+    assert.equal(result.code, 0, result.stderr);
+    const files = await listFiles(moved);
+    assert.equal(files.length, 2);
+    for (const file of files) {
+      assert.equal(await metaTransferSyntax(file), '1.2.840.10008.1.2', file);
+      const instance = file.includes(ctInstance) ? ctInstance : stored[0]!.instance;
+      assert.deepEqual(await dumpElements(file), await dumpElements(await storedPath(instance)), `${instance}: same content`);
+    }
+  } finally {
+    storescp.kill();
+  }
+});
+
+test('a C-GET requestor preferring a compressed syntax (getscu +xs) still gets the instances stored uncompressed; a requestor that also sends keeps its own order', async () => {
+  // The CT stored in explicit VR, the RT plan stored in implicit VR by the test before.
+  const out = await mkdtemp(join(work, 'get-lossless-'));
+  const keys = ['QueryRetrieveLevel=STUDY', `StudyInstanceUID=${ctStudy}\\1.22.333.4.555555.6.7777777777777777777777777777`];
+  const got = await dcmtk('getscu', ['-v', '-S', '+xs', '-aet', 'GETSCU', '-aec', site.aeTitle, '-od', out, ...keys.flatMap((key) => ['-k', key]), '127.0.0.1', String(harness.listener.port)]);
+  assert.equal(got.code, 0, got.stderr);
+  assert.match(got.stderr, /Number of Completed Suboperations\s*:\s*2/, got.stderr);
+  for (const file of await listFiles(out)) assert.equal(await metaTransferSyntax(file), '1.2.840.10008.1.2.1', file);
+
+  const jpegLossless = '1.2.840.10008.1.2.4.70';
+  const proposed = [{ id: 1, abstractSyntax: '1.2.840.10008.5.1.4.1.1.2', transferSyntaxes: [jpegLossless, '1.2.840.10008.1.2', '1.2.840.10008.1.2.1'] }];
+  const receiving = negotiate(proposed, [{ sopClassUid: '1.2.840.10008.5.1.4.1.1.2', scuRole: false, scpRole: true }]);
+  assert.equal(receiving.accepted.get(1)!.transferSyntax, '1.2.840.10008.1.2.1');
+  const both = negotiate(proposed, [{ sopClassUid: '1.2.840.10008.5.1.4.1.1.2', scuRole: true, scpRole: true }]);
+  assert.equal(both.accepted.get(1)!.transferSyntax, jpegLossless);
+  assert.equal(negotiate(proposed).accepted.get(1)!.transferSyntax, jpegLossless);
 });
 
 /** Explicit VR little endian elements of short VRs (PS3.5 7.1.2), for a hand-built identifier. */

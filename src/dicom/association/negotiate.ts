@@ -7,9 +7,13 @@ import {
   queryRetrieveModel,
   queryTransferSyntaxes,
   storageTransferSyntaxes,
+  transferSyntax,
   verificationSopClass,
   type QueryRetrieveOperation,
 } from '../../storage/dicom/uids.ts';
+
+/** What this service prefers to send C-GET sub-operations in (see negotiate). */
+const sendingPreference = [transferSyntax.explicitLittle, transferSyntax.implicitLittle];
 
 export type ServiceKind = 'verification' | 'storage' | 'mpps' | QueryRetrieveOperation;
 
@@ -41,12 +45,21 @@ function serviceOf(abstractSyntax: string): ServiceKind | undefined {
  * PS3.8 9.3.3.2: one answer per proposed context. The first proposed transfer syntax the service
  * supports is chosen, in the requestor's order of preference, so the SCU never has to convert:
  * whatever it proposes first for a compressed image is what is stored.
+ *
+ * A storage context on which the requestor is only the SCP (it receives C-GET sub-operations and
+ * never sends) is the other way round: this service sends on it, and chooses what it can send
+ * most of. Explicit VR Little Endian, else Implicit, when proposed: every instance stored
+ * uncompressed in little endian goes on either, converted if need be (src/storage/dicom/converted-dataset.ts), where a
+ * compressed syntax carries only the instances stored in it. getscu proposes one context per SOP
+ * class with its preferred syntax first (`+xs`: JPEG Lossless), which took every uncompressed
+ * instance out of reach; dcmtk's own Q/R SCP likewise accepts by its preference, not the peer's.
  */
 export function negotiate(proposed: ProposedContext[], proposedRoles: RoleSelection[] = []): Negotiation {
   // PS3.7 D.3.3.4: the requestor of a C-GET asks to be the SCP of the storage SOP classes it
   // wants to receive; the roles are accepted as proposed.
   const roleSelections = proposedRoles.filter((role) => isStorageSopClass(role.sopClassUid));
   const receivesAs = new Set(roleSelections.filter((role) => role.scpRole).map((role) => role.sopClassUid));
+  const onlyReceives = new Set(roleSelections.filter((role) => role.scpRole && !role.scuRole).map((role) => role.sopClassUid));
   const results: ContextResult[] = [];
   const accepted = new Map<number, AcceptedContext>();
   for (const context of proposed) {
@@ -61,7 +74,8 @@ export function negotiate(proposed: ProposedContext[], proposedRoles: RoleSelect
       continue;
     }
     const supported = service === 'storage' ? storageTransferSyntaxes : service === 'verification' || service === 'mpps' ? plainTransferSyntaxes : queryTransferSyntaxes;
-    const chosen = context.transferSyntaxes.find((uid) => supported.has(uid));
+    const preferred = service === 'storage' && onlyReceives.has(context.abstractSyntax) ? sendingPreference.find((uid) => context.transferSyntaxes.includes(uid)) : undefined;
+    const chosen = preferred ?? context.transferSyntaxes.find((uid) => supported.has(uid));
     if (!chosen) {
       results.push({ id: context.id, result: 4, transferSyntax: fallback });
       continue;

@@ -2,8 +2,9 @@
  * C-GET and C-MOVE SCP (PS3.4 C.4.2, C.4.3): the instances the identifier names are sent one by
  * one as C-STORE sub-operations, on the same association (C-GET) or on one this service opens to
  * the registered destination (C-MOVE). A pending response after each gives the counts; a C-CANCEL
- * stops before the next sub-operation (final 0xFE00). Files go exactly as stored: a sub-operation
- * without a presentation context for its SOP class in its stored transfer syntax fails, counted.
+ * stops before the next sub-operation (final 0xFE00). Files go exactly as stored, or an
+ * uncompressed one converted to a little endian syntax when that is what the peer's context for
+ * its SOP class takes (src/storage/dicom/converted-dataset.ts); a sub-operation with neither fails, counted.
  */
 import { isDomainError } from '../../../domain/errors.ts';
 import { findDicomDestination } from '../../../domain/imaging/dicom-destinations.ts';
@@ -16,6 +17,7 @@ import { AssociationFailed, OutgoingAssociation } from '../../scu/outgoing-assoc
 import { isResourceFailure } from '../../../domain/imaging/store-failure.ts';
 import { isQueryRequest, queryStatus, readQueryRequest, type QueryRequest } from './request.ts';
 import { OperationResponder } from './responder.ts';
+import { canBeSentAs, syntaxesToPropose } from '../../../storage/dicom/converted-dataset.ts';
 import { openStoredDataset, sendStoreRequest, type StoredDataset } from './stored-dataset.ts';
 import { SubOperationCounts } from './sub-operations.ts';
 
@@ -121,18 +123,20 @@ function selectionOf(request: QueryRequest): RetrieveSelection | undefined {
 function sameAssociation(channel: OperationChannel): SubOperationTarget {
   return {
     async store(instance, dataset, messageId) {
-      const context = [...channel.contexts.values()].find(
-        (candidate) => candidate.requestorIsScp && candidate.abstractSyntax === instance.sopClassUid && candidate.transferSyntax === instance.transferSyntaxUid,
-      );
+      const candidates = [...channel.contexts.values()].filter((candidate) => candidate.requestorIsScp && candidate.abstractSyntax === instance.sopClassUid);
+      // As stored if a context takes it so, else converted to a little endian syntax.
+      const context =
+        candidates.find((candidate) => candidate.transferSyntax === instance.transferSyntaxUid) ??
+        candidates.find((candidate) => canBeSentAs(instance.transferSyntaxUid, candidate.transferSyntax));
       if (!context) return undefined;
-      await sendStoreRequest(channel.write, channel.peerMaxPduLength, { contextId: context.id, messageId, sopClassUid: instance.sopClassUid, sopInstanceUid: instance.sopInstanceUid }, dataset);
+      await sendStoreRequest(channel.write, channel.peerMaxPduLength, { contextId: context.id, messageId, sopClassUid: instance.sopClassUid, sopInstanceUid: instance.sopInstanceUid }, dataset, context.transferSyntax);
       return (await channel.nextStoreResponse()).uint16(tag.status);
     },
     close: async () => {},
   };
 }
 
-/** C-MOVE: one association to the destination, proposing each SOP class in the syntaxes stored. */
+/** C-MOVE: one association to the destination, proposing each SOP class in the syntaxes stored (uncompressed ones, the little endian syntaxes after them). */
 async function openDestination(
   association: AssociationContext,
   command: CommandSet,
@@ -144,7 +148,12 @@ async function openDestination(
     const key = `${instance.sopClassUid} ${instance.transferSyntaxUid}`;
     if (!pairs.has(key) && pairs.size < maxMoveContexts) pairs.set(key, { abstractSyntax: instance.sopClassUid, transferSyntax: instance.transferSyntaxUid });
   }
-  const contexts = [...pairs.values()].map((pair, index) => ({ id: index * 2 + 1, abstractSyntax: pair.abstractSyntax, transferSyntaxes: [pair.transferSyntax] }));
+  const contexts = [...pairs.values()].map((pair, index) => ({
+    id: index * 2 + 1,
+    abstractSyntax: pair.abstractSyntax,
+    storedSyntax: pair.transferSyntax,
+    transferSyntaxes: syntaxesToPropose(pair.transferSyntax),
+  }));
   const outgoing = await OutgoingAssociation.open({
     host: destination.host,
     port: destination.port,
@@ -157,12 +166,11 @@ async function openDestination(
   const originator = { aeTitle: association.callingAeTitle, messageId: command.uint16(tag.messageId) ?? 0 };
   return {
     async store(instance, dataset, messageId) {
-      const context = contexts.find(
-        (candidate) => candidate.abstractSyntax === instance.sopClassUid && outgoing.accepted.get(candidate.id) === instance.transferSyntaxUid,
-      );
-      if (!context) return undefined;
+      const context = contexts.find((candidate) => candidate.abstractSyntax === instance.sopClassUid && candidate.storedSyntax === instance.transferSyntaxUid);
+      const accepted = context && outgoing.accepted.get(context.id);
+      if (!context || !accepted || !canBeSentAs(instance.transferSyntaxUid, accepted)) return undefined;
       try {
-        await sendStoreRequest((pdu) => outgoing.write(pdu), outgoing.peerMaxPduLength, { contextId: context.id, messageId, sopClassUid: instance.sopClassUid, sopInstanceUid: instance.sopInstanceUid, moveOriginator: originator }, dataset);
+        await sendStoreRequest((pdu) => outgoing.write(pdu), outgoing.peerMaxPduLength, { contextId: context.id, messageId, sopClassUid: instance.sopClassUid, sopInstanceUid: instance.sopInstanceUid, moveOriginator: originator }, dataset, accepted);
         return (await outgoing.nextCommand()).uint16(tag.status);
       } catch (error) {
         if (error instanceof AssociationFailed) return undefined;

@@ -12,6 +12,7 @@ import type { Queryable } from '../../../storage/database.ts';
 import { DomainError } from '../../errors.ts';
 import type { SiteContext } from '../../site-context.ts';
 import { codeList, dateCondition, integerCondition, SqlParameters, textCondition, timeCondition, uidListCondition } from './matching.ts';
+import { personNameCondition } from './person-name-matching.ts';
 
 export const queryLevels = ['PATIENT', 'STUDY', 'SERIES', 'IMAGE'] as const;
 export type QueryLevel = (typeof queryLevels)[number];
@@ -136,7 +137,7 @@ function matchConditions(query: ImagingQuery, params: SqlParameters): string[] {
   const rank = levelRank[query.level];
   const conditions: (string | undefined)[] = [
     textCondition('s.dicom_patient_id', keys.PatientID, params),
-    textCondition('s.patient_name', keys.PatientName, params, { caseInsensitive: true }),
+    personNameCondition('s.patient_name', keys.PatientName, params),
     dateCondition('s.patient_birth_date', keys.PatientBirthDate, params, 'PatientBirthDate'),
     textCondition('s.patient_sex', keys.PatientSex, params),
   ];

@@ -26,7 +26,7 @@ function hasWildcard(value: string): boolean {
 }
 
 /** '*' and '?' to LIKE's '%' and '_', escaping LIKE's own metacharacters first. */
-function likePattern(value: string): string {
+export function likePattern(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%').replace(/\?/g, '_');
 }
 

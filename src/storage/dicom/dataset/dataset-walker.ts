@@ -30,7 +30,7 @@ const itemTag = 0xfffee000;
 const itemDelimitationTag = 0xfffee00d;
 const sequenceDelimitationTag = 0xfffee0dd;
 // PS3.5 7.1.2: VRs with a 2-byte reserved field and a 4-byte length in explicit VR.
-const longVrs = new Set(['OB', 'OD', 'OF', 'OL', 'OV', 'OW', 'SQ', 'SV', 'UC', 'UN', 'UR', 'UT', 'UV']);
+export const longVrs: ReadonlySet<string> = new Set(['OB', 'OD', 'OF', 'OL', 'OV', 'OW', 'SQ', 'SV', 'UC', 'UN', 'UR', 'UT', 'UV']);
 const maxDepth = 64;
 
 export class DatasetWalker {
