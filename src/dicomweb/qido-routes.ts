@@ -7,7 +7,7 @@
  * (PatientName then matches any name that starts with each given word) are understood.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { matchingKeysByLevel, maxImagingQueryResults, queryImaging, type MatchingKey, type MatchingKeys, type QueryLevel } from '../domain/imaging/query/imaging-query.ts';
+import { matchingKeysByLevel, maxImagingQueryResults, queryImaging, queryLevels, type MatchingKey, type MatchingKeys, type QueryLevel } from '../domain/imaging/query/imaging-query.ts';
 import { HttpProblem } from '../platform/http/http-problem.ts';
 import { siteContextOf } from '../platform/http/site-context.ts';
 import type { Services } from '../platform/services.ts';
@@ -125,8 +125,17 @@ async function search(
   if (request.params.study !== undefined) keys.StudyInstanceUID = checkedUid(request.params.study, 'Study Instance UID');
   if (request.params.series !== undefined) keys.SeriesInstanceUID = checkedUid(request.params.series, 'Series Instance UID');
   if (fuzzy && keys.PatientName) keys.PatientName = fuzzyName(keys.PatientName);
-  const levelKeys = new Set<string>(Object.values(matchingKeysByLevel).flat());
-  for (const keyword of Object.keys(keys)) if (!levelKeys.has(keyword)) throw new HttpProblem(400, 'invalid', `${keyword} is not a matching key`);
+  // A study's modalities are its series': Modality on /studies is what ModalitiesInStudy asks.
+  if (level === 'STUDY' && keys.Modality !== undefined) {
+    keys.ModalitiesInStudy ??= keys.Modality.replace(/,/g, '\\');
+    delete keys.Modality;
+  }
+  // The query applies the keys of its level and above only: a lower one would be ignored, and
+  // the answer would claim matches it never checked.
+  const levelKeys = new Set<string>(queryLevels.slice(0, queryLevels.indexOf(level) + 1).flatMap((at) => matchingKeysByLevel[at]));
+  for (const keyword of Object.keys(keys)) {
+    if (!levelKeys.has(keyword)) throw new HttpProblem(400, 'invalid', `${keyword} is not a matching key of ${resource === 'Study' ? 'studies' : resource === 'Series' ? 'series' : 'instances'}`);
+  }
   const site = siteContextOf(request);
   const result = await queryImaging(services.database, site, { level, keys, ...(limit !== undefined ? { limit } : {}), ...(offset !== undefined ? { offset } : {}) });
   const baseUrl = `${request.protocol}://${request.headers.host ?? 'localhost'}`;

@@ -241,6 +241,15 @@ test('QIDO-RS finds studies, series and instances with matching, limit and offse
   assert.equal(universal.status, 200, universal.body.toString());
   assert.equal((JSON.parse(universal.body.toString()) as unknown[]).length, 2);
   assert.equal((await get(key, '/studies?ReferringPhysicianName=SMITH')).status, 400);
+  // Modality on studies asks for the studies with a series of it; a key of a lower level is a
+  // 400, never ignored (which would answer every study as a match).
+  const byModality = JSON.parse((await get(key, '/studies?Modality=CT')).body.toString()) as Record<string, { Value?: unknown[] }>[];
+  assert.deepEqual(byModality.map((study) => study['0020000D']!.Value![0]), [ct.study]);
+  for (const query of ['/studies?SeriesDescription=x', '/studies?SOPClassUID=1.2.3', `/studies/${ct.study}/series?InstanceNumber=1`, '/series?00200013=1']) {
+    const refused = await get(key, query);
+    assert.equal(refused.status, 400, query);
+    assert.match(refused.body.toString(), /is not a matching key of (studies|series)/, query);
+  }
   const page = await fetch(`${origin.url}/studies?limit=1&offset=0`, { headers: { 'x-api-key': key } });
   assert.equal(((await page.json()) as unknown[]).length, 1);
   assert.match(page.headers.get('warning') ?? '', /additional results/);
