@@ -125,14 +125,10 @@ async function search(
   if (request.params.study !== undefined) keys.StudyInstanceUID = checkedUid(request.params.study, 'Study Instance UID');
   if (request.params.series !== undefined) keys.SeriesInstanceUID = checkedUid(request.params.series, 'Series Instance UID');
   if (fuzzy && keys.PatientName) keys.PatientName = fuzzyName(keys.PatientName);
-  // A study's modalities are its series': Modality on /studies is what ModalitiesInStudy asks.
-  if (level === 'STUDY' && keys.Modality !== undefined) {
-    keys.ModalitiesInStudy ??= keys.Modality.replace(/,/g, '\\');
-    delete keys.Modality;
-  }
-  // The query applies the keys of its level and above only: a lower one would be ignored, and
-  // the answer would claim matches it never checked.
-  const levelKeys = new Set<string>(queryLevels.slice(0, queryLevels.indexOf(level) + 1).flatMap((at) => matchingKeysByLevel[at]));
+  // The query applies the keys of its level and above only (and Modality on studies, as
+  // ModalitiesInStudy): a lower one would be ignored, and the answer claim matches it never checked.
+  if (level === 'STUDY' && keys.Modality !== undefined) keys.Modality = keys.Modality.replace(/,/g, '\\');
+  const levelKeys = new Set<string>([...queryLevels.slice(0, queryLevels.indexOf(level) + 1).flatMap((at) => matchingKeysByLevel[at]), ...(level === 'STUDY' ? ['Modality'] : [])]);
   for (const keyword of Object.keys(keys)) {
     if (!levelKeys.has(keyword)) throw new HttpProblem(400, 'invalid', `${keyword} is not a matching key of ${resource === 'Study' ? 'studies' : resource === 'Series' ? 'series' : 'instances'}`);
   }

@@ -3,8 +3,9 @@
  * C.6.1 Patient Root), shared by the DIMSE C-FIND SCP and DICOMweb QIDO-RS. The keys are DICOM
  * keywords with their values as DICOM strings; matching follows PS3.4 C.2.2.2 (matching.ts).
  *
- * Keys are applied at the query's level and above (a study-level query ignores Modality, which
- * belongs to a series; it has ModalitiesInStudy). Matching is relational, as for QIDO-RS: a series
+ * Keys are applied at the query's level and above, but for Modality in a study-level query, which
+ * viewers send there for what ModalitiesInStudy asks (the studies with a series of that modality)
+ * and is read so; other keys of a lower level are ignored. Matching is relational, as for QIDO-RS: a series
  * query need not name its study. Every statement fixes the caller's site, and a call returns at
  * most maxImagingQueryResults matches.
  */
@@ -85,13 +86,20 @@ const studyColumns = `${patientColumns}, s.study_instance_uid, to_char(s.study_d
 const seriesColumns = `se.series_instance_uid, se.modality, se.series_number, se.series_description`;
 
 /** The level's rows of one site, matched by `query.keys`, in a stable order. */
+/** A study-level query's Modality, read as ModalitiesInStudy (unless that is given too). */
+function studyModalities(query: ImagingQuery): ImagingQuery {
+  const { Modality, ...keys } = query.keys;
+  if (query.level !== 'STUDY' || !Modality) return query;
+  return { ...query, keys: { ...keys, ModalitiesInStudy: keys.ModalitiesInStudy || Modality } };
+}
+
 export async function queryImaging(db: Queryable, site: SiteContext, query: ImagingQuery): Promise<ImagingQueryResult> {
   if (!queryLevels.includes(query.level)) throw new DomainError('invalid', `unsupported query level ${String(query.level)}`, [{ message: 'unsupported query level', location: 'QueryRetrieveLevel' }]);
   const limit = Math.min(Math.max(Math.trunc(query.limit ?? maxImagingQueryResults), 0), maxImagingQueryResults);
   const offset = Math.max(Math.trunc(query.offset ?? 0), 0);
   const params = new SqlParameters();
   const siteParam = params.add(site.siteId);
-  const conditions = matchConditions(query, params);
+  const conditions = matchConditions(studyModalities(query), params);
   const where = conditions.length > 0 ? ` AND ${conditions.join(' AND ')}` : '';
   const page = `LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
   let text: string;
