@@ -45,8 +45,10 @@ export function matchToDicomJson(level: QueryLevel, match: ImagingMatch, baseUrl
     '00080030': value('TM', match.studyTime),
     '00080050': value('SH', match.accessionNumber),
     '00080061': match.modalitiesInStudy && match.modalitiesInStudy.length > 0 ? { vr: 'CS', Value: match.modalitiesInStudy } : { vr: 'CS' },
+    '00080090': personNameJson(match.referringPhysicianName),
     '00081030': value('LO', match.studyDescription),
     '0020000D': value('UI', match.studyInstanceUid),
+    '00200010': value('SH', match.studyId),
     ...(match.numberOfStudyRelatedSeries !== undefined ? { '00201206': value('IS', match.numberOfStudyRelatedSeries) } : {}),
     ...(match.numberOfStudyRelatedInstances !== undefined ? { '00201208': value('IS', match.numberOfStudyRelatedInstances) } : {}),
   });

@@ -29,6 +29,8 @@ const keywordByTag: Record<string, MatchingKey> = {
   '00080030': 'StudyTime',
   '00080050': 'AccessionNumber',
   '00081030': 'StudyDescription',
+  '00200010': 'StudyID',
+  '00080090': 'ReferringPhysicianName',
   '00080061': 'ModalitiesInStudy',
   '0020000E': 'SeriesInstanceUID',
   '00080060': 'Modality',
@@ -67,7 +69,7 @@ export function registerQidoRoutes(app: FastifyInstance, services: Services): vo
           summary: `Search for ${resource === 'Study' ? 'studies' : resource === 'Series' ? 'series' : 'instances'} (QIDO-RS)`,
           description:
             'Matching keys by keyword or tag: PatientID, PatientName, PatientBirthDate, PatientSex, StudyInstanceUID, StudyDate, StudyTime, ' +
-            'AccessionNumber, StudyDescription, ModalitiesInStudy, SeriesInstanceUID, Modality, SeriesNumber, SeriesDescription, SOPInstanceUID, ' +
+            'AccessionNumber, StudyDescription, ModalitiesInStudy, StudyID, ReferringPhysicianName, SeriesInstanceUID, Modality, SeriesNumber, SeriesDescription, SOPInstanceUID, ' +
             `SOPClassUID, InstanceNumber. limit (at most ${maxImagingQueryResults}), offset, includefield, fuzzymatching. An empty array when nothing matches.`,
           tags: ['QIDO-RS'],
           querystring: { type: 'object', additionalProperties: true },

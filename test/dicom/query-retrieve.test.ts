@@ -74,6 +74,9 @@ test('findscu: study level with wildcards, ranges and return keys, then series a
   assert.deepEqual(byDate.map((match) => match.includes(ctStudy)), [true]);
   const byModality = matchesOf(await findscu(site.aeTitle, ['QueryRetrieveLevel=STUDY', 'ModalitiesInStudy=MR\\NM', 'StudyInstanceUID']));
   assert.equal(byModality.length, 2);
+  const byStudyId = await findscu(site.aeTitle, ['QueryRetrieveLevel=STUDY', 'StudyID=1CT*', 'StudyInstanceUID', 'ReferringPhysicianName']);
+  assert.deepEqual(matchesOf(byStudyId).map((match) => match.includes(ctStudy)), [true]);
+  assert.match(byStudyId.stderr, /\(0020,0010\) SH \[1CT1\]/);
   // Modality in a study-level query, as viewers send it, asks what ModalitiesInStudy asks.
   const byStudyModality = matchesOf(await findscu(site.aeTitle, ['QueryRetrieveLevel=STUDY', 'Modality=CT', 'StudyInstanceUID']));
   assert.deepEqual(byStudyModality.map((match) => match.includes(ctStudy)), [true]);

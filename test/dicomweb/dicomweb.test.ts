@@ -3,6 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { resolveStoredInstance } from '../../src/domain/imaging/stored-instance-file.ts';
 import { encodePart10Header } from '../../src/storage/dicom/dataset/part10-header.ts';
 import { datasetOf, dicomFixture, dumpElements, metaTransferSyntax, storescu } from '../dicom/support/dicom-harness.ts';
@@ -10,6 +12,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { fixture, multipartBody, parseMultipart, siteWithKey, stow, useDicomwebOrigin } from './support.ts';
 
 const origin = useDicomwebOrigin();
+const execFileAsync = promisify(execFile);
 
 const ct = { study: '1.3.6.1.4.1.5962.1.2.1.20040119072730.12322', instance: '1.3.6.1.4.1.5962.1.1.1.1.1.20040119072730.12322' };
 const mr = { study: '1.3.6.1.4.1.5962.1.2.4.20040826185059.5457', instance: '1.3.6.1.4.1.5962.1.1.4.1.1.20040826185059.5457' };
@@ -240,7 +243,10 @@ test('QIDO-RS finds studies, series and instances with matching, limit and offse
   const universal = await get(key, '/studies?PatientName=compressed*&ReferringPhysicianName=&StudyID=*&00200010=');
   assert.equal(universal.status, 200, universal.body.toString());
   assert.equal((JSON.parse(universal.body.toString()) as unknown[]).length, 2);
-  assert.equal((await get(key, '/studies?ReferringPhysicianName=SMITH')).status, 400);
+  // Study ID and Referring Physician's Name are indexed: matched, and returned as stored.
+  const byStudyId = JSON.parse((await get(key, '/studies?StudyID=1CT1')).body.toString()) as Record<string, { Value?: unknown[] }>[];
+  assert.deepEqual(byStudyId.map((study) => [study['0020000D']!.Value![0], study['00200010']!.Value![0]]), [[ct.study, '1CT1']]);
+  assert.deepEqual(JSON.parse((await get(key, '/studies?ReferringPhysicianName=SMITH')).body.toString()), []);
   // Modality on studies asks for the studies with a series of it; a key of a lower level is a
   // 400, never ignored (which would answer every study as a match).
   const byModality = JSON.parse((await get(key, '/studies?Modality=CT')).body.toString()) as Record<string, { Value?: unknown[] }>[];
@@ -274,6 +280,22 @@ test('QIDO-RS finds studies, series and instances with matching, limit and offse
   }
   assert.ok(logged.some((row) => row.interaction === 'search' && row.resource_type === 'Study' && row.resource_ids.includes(ct.study)));
   assert.ok(logged.some((row) => row.interaction === 'read' && row.resource_type === 'Study' && row.resource_ids.includes(ct.study)));
+});
+
+test("QIDO-RS matches and returns the Referring Physician's Name as stored", async () => {
+  const { key } = await siteWithKey(origin);
+  const referred = await mkdtemp(join(tmpdir(), 'cg-referring-'));
+  try {
+    const copy = join(referred, 'ct.dcm');
+    await writeFile(copy, fixture('CT_small.dcm'));
+    await execFileAsync('dcmodify', ['-nb', '-gst', '-gse', '-gin', '-i', '(0008,0090)=Welby^Marcus', copy]);
+    assert.equal((await stow(origin, key, [await readFile(copy)])).status, 200);
+  } finally {
+    await rm(referred, { recursive: true, force: true });
+  }
+  const byReferring = JSON.parse((await get(key, '/studies?ReferringPhysicianName=welby*&includefield=00080090')).body.toString()) as Record<string, { Value?: unknown[] }>[];
+  assert.equal(byReferring.length, 1);
+  assert.deepEqual(byReferring[0]!['00080090']!.Value, [{ Alphabetic: 'Welby^Marcus' }]);
 });
 
 test("another site's studies are 404 to WADO-RS and invisible to QIDO-RS", async () => {

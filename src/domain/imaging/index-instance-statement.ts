@@ -32,6 +32,7 @@ const studyChanges = `(s.dicom_patient_id IS NULL AND $3::text IS NOT NULL) OR (
     OR (s.study_date IS NULL AND $7::date IS NOT NULL) OR (s.study_time IS NULL AND $8::time IS NOT NULL)
     OR (s.accession_number IS NULL AND $9::text IS NOT NULL) OR (s.study_description IS NULL AND $10::text IS NOT NULL)
     OR (s.study_started_at IS NULL AND $15::timestamptz IS NOT NULL)
+    OR (s.study_id IS NULL AND $16::text IS NOT NULL) OR (s.referring_physician_name IS NULL AND $17::text IS NOT NULL)
     OR ($11::text IS NOT NULL AND NOT $11::text = ANY (s.modalities))
     OR s.last_received_at < now() - interval '1 second'`;
 
@@ -44,6 +45,8 @@ const studyUpdates = `dicom_patient_id = COALESCE(s.dicom_patient_id, EXCLUDED.d
     study_started_at = COALESCE(s.study_started_at, EXCLUDED.study_started_at),
     accession_number = COALESCE(s.accession_number, EXCLUDED.accession_number),
     study_description = COALESCE(s.study_description, EXCLUDED.study_description),
+    study_id = COALESCE(s.study_id, EXCLUDED.study_id),
+    referring_physician_name = COALESCE(s.referring_physician_name, EXCLUDED.referring_physician_name),
     modalities = CASE WHEN $11::text IS NULL OR $11::text = ANY (s.modalities) THEN s.modalities
                       ELSE array_append(s.modalities, $11::text) END,
     last_received_at = now(),
@@ -57,10 +60,10 @@ const seriesUpdates = `modality = COALESCE(s.modality, EXCLUDED.modality),
     series_description = COALESCE(s.series_description, EXCLUDED.series_description)`;
 
 const studyValues = `$1, $2, $3::text, $4::text, $5::date, $6::text, $7::date, $8::time, $9::text, $10::text,
-    CASE WHEN $11::text IS NULL THEN '{}'::text[] ELSE ARRAY[$11::text] END, $15::timestamptz`;
+    CASE WHEN $11::text IS NULL THEN '{}'::text[] ELSE ARRAY[$11::text] END, $15::timestamptz, $16::text, $17::text`;
 
 const newStudy = `INSERT INTO imaging_study AS s (site_id, study_instance_uid, dicom_patient_id, patient_name, patient_birth_date,
-    patient_sex, study_date, study_time, accession_number, study_description, modalities, study_started_at)`;
+    patient_sex, study_date, study_time, accession_number, study_description, modalities, study_started_at, study_id, referring_physician_name)`;
 
 const seriesValues = `$1, $12, $2, $11::text, $13::integer, $14::text`;
 
@@ -73,7 +76,7 @@ WITH claim AS (
   INSERT INTO imaging_instance (site_id, sop_instance_uid, id, study_instance_uid, series_instance_uid,
     sop_class_uid, transfer_syntax_uid, instance_number, storage_path, size_bytes, sha256,
     calling_ae_title, remote_address)
-  VALUES ($1, $16, $17, $2, $12, $18, $19, $20, $21, $22, $23, $24, $25)
+  VALUES ($1, $18, $19, $2, $12, $20, $21, $22, $23, $24, $25, $26, $27)
   ON CONFLICT (site_id, sop_instance_uid) DO NOTHING
   RETURNING site_id
 ), study_inserted AS (
@@ -85,7 +88,7 @@ WITH claim AS (
   UPDATE imaging_study AS s SET ${studyUpdates.replaceAll('EXCLUDED.', 'incoming.')}
   FROM (SELECT $3::text AS dicom_patient_id, $4::text AS patient_name, $5::date AS patient_birth_date, $6::text AS patient_sex,
                $7::date AS study_date, $8::time AS study_time, $9::text AS accession_number, $10::text AS study_description,
-               $15::timestamptz AS study_started_at) AS incoming
+               $15::timestamptz AS study_started_at, $16::text AS study_id, $17::text AS referring_physician_name) AS incoming
   WHERE s.site_id = $1 AND s.study_instance_uid = $2 AND ${claimed} AND NOT EXISTS (SELECT FROM study_inserted)
     AND (${studyChanges})
   RETURNING s.patient_id, s.dicom_patient_id
@@ -154,10 +157,11 @@ export function studyAndSeriesValues(site: SiteContext, value: NormalizedInstanc
     value.accessionNumber, value.studyDescription, value.modality,
     value.seriesInstanceUid, value.seriesNumber, value.seriesDescription,
     studyStartedAt(value.studyDate, value.studyTime, value.timezoneOffsetFromUtc ?? undefined, site.timeZone),
+    value.studyId, value.referringPhysicianName,
   ];
 }
 
-/** studyAndSeriesValues, then the instance's own ($16 on). */
+/** studyAndSeriesValues, then the instance's own ($18 on). */
 export function claimAndIndexValues(site: SiteContext, id: string, value: NormalizedInstance): unknown[] {
   return [
     ...studyAndSeriesValues(site, value),

@@ -31,6 +31,8 @@ export interface ReceivedInstance {
   timezoneOffsetFromUtc?: string;
   accessionNumber?: string;
   studyDescription?: string;
+  studyId?: string;
+  referringPhysicianName?: string;
   modality?: string;
   seriesNumber?: string;
   seriesDescription?: string;
@@ -60,6 +62,8 @@ export interface NormalizedInstance {
   timezoneOffsetFromUtc: string | null;
   accessionNumber: string | null;
   studyDescription: string | null;
+  studyId: string | null;
+  referringPhysicianName: string | null;
   modality: string | null;
   seriesNumber: number | null;
   seriesDescription: string | null;
@@ -113,6 +117,8 @@ export function normalizeReceivedInstance(instance: ReceivedInstance): Normalize
     timezoneOffsetFromUtc: cleanText(instance.timezoneOffsetFromUtc, 16) ?? null,
     accessionNumber: readIdentifier('AccessionNumber', instance.accessionNumber, 16, findings),
     studyDescription: readDescriptive('StudyDescription', instance.studyDescription, 64, findings),
+    studyId: readDescriptive('StudyID', instance.studyId, 16, findings),
+    referringPhysicianName: readDescriptive('ReferringPhysicianName', instance.referringPhysicianName, 64, findings, longestNameGroup),
     modality: readParsed('Modality', modalityText, modalityText && modalityText.length <= 16 ? parseModality(modalityText) : undefined, 'CS of 16 characters', findings),
     seriesNumber: readParsed('SeriesNumber', instance.seriesNumber, parseIntegerString(instance.seriesNumber), 'IS', findings),
     seriesDescription: readDescriptive('SeriesDescription', instance.seriesDescription, 64, findings),

@@ -29,7 +29,7 @@ async function studies(site: SiteContext, keys: MatchingKeys, extra: Partial<Ima
 test('study level: PS3.4 C.2.2.2 single value, wildcard, range, list and multi-code matching', async () => {
   const site = await createTestSite(db.database);
   const a = await store(site, { patientId: 'P-1', patientName: 'Doe^Jane', studyDate: '20260110', studyTime: '083000', accessionNumber: 'A1', modality: 'CT', studyDescription: 'CT Chest' });
-  const b = await store(site, { patientId: 'P-2', patientName: 'DOE^JOHN', studyDate: '20260115', studyTime: '143015.25', accessionNumber: 'A2', modality: 'MR', studyDescription: 'MR Brain' });
+  const b = await store(site, { patientId: 'P-2', patientName: 'DOE^JOHN', studyDate: '20260115', studyTime: '143015.25', accessionNumber: 'A2', modality: 'MR', studyDescription: 'MR Brain', studyId: 'S-42', referringPhysicianName: 'Welby^Marcus' });
   const c = await store(site, { patientId: 'P_3', patientName: 'Roe^Richard', studyDate: '20251231', studyTime: '235959', accessionNumber: 'A3', modality: 'US', studyDescription: 'US Abdomen' });
   await store(site, { studyInstanceUid: b.studyInstanceUid, seriesInstanceUid: uid(), modality: 'SR', seriesNumber: '2' });
 
@@ -53,6 +53,8 @@ test('study level: PS3.4 C.2.2.2 single value, wildcard, range, list and multi-c
   assert.deepEqual(await studies(site, { ModalitiesInStudy: 'CT\\US' }), [a.studyInstanceUid, c.studyInstanceUid]);
   assert.deepEqual(await studies(site, { StudyInstanceUID: `${c.studyInstanceUid}\\${a.studyInstanceUid}` }), [a.studyInstanceUid, c.studyInstanceUid]);
   assert.deepEqual(await studies(site, { PatientName: '100%' }), [], 'LIKE metacharacters are literal');
+  assert.deepEqual(await studies(site, { StudyID: 'S-4?' }), [b.studyInstanceUid]);
+  assert.deepEqual(await studies(site, { ReferringPhysicianName: 'welby*' }), [b.studyInstanceUid]);
 
   const { matches } = await queryImaging(db.database, site, { level: 'STUDY', keys: { StudyInstanceUID: b.studyInstanceUid } });
   assert.deepEqual(matches[0], {
@@ -65,6 +67,8 @@ test('study level: PS3.4 C.2.2.2 single value, wildcard, range, list and multi-c
     studyTime: '143015.25',
     accessionNumber: 'A2',
     studyDescription: 'MR Brain',
+    studyId: 'S-42',
+    referringPhysicianName: 'Welby^Marcus',
     modalitiesInStudy: ['MR', 'SR'],
     numberOfStudyRelatedSeries: 2,
     numberOfStudyRelatedInstances: 2,

@@ -24,7 +24,7 @@ export const maxImagingQueryResults = 1000;
 /** The matching keys understood, by level (PS3.4 C.6.1.1 and C.6.2.1 tables). */
 export const matchingKeysByLevel = {
   PATIENT: ['PatientID', 'PatientName', 'PatientBirthDate', 'PatientSex'],
-  STUDY: ['StudyInstanceUID', 'StudyDate', 'StudyTime', 'AccessionNumber', 'StudyDescription', 'ModalitiesInStudy'],
+  STUDY: ['StudyInstanceUID', 'StudyDate', 'StudyTime', 'AccessionNumber', 'StudyDescription', 'ModalitiesInStudy', 'StudyID', 'ReferringPhysicianName'],
   SERIES: ['SeriesInstanceUID', 'Modality', 'SeriesNumber', 'SeriesDescription'],
   IMAGE: ['SOPInstanceUID', 'SOPClassUID', 'InstanceNumber'],
 } as const;
@@ -57,6 +57,9 @@ export interface ImagingMatch {
   studyTime?: string | null;
   accessionNumber?: string | null;
   studyDescription?: string | null;
+  studyId?: string | null;
+  /** As received: DICOM PN. */
+  referringPhysicianName?: string | null;
   modalitiesInStudy?: string[];
   numberOfStudyRelatedSeries?: number;
   numberOfStudyRelatedInstances?: number;
@@ -82,10 +85,10 @@ const levelRank: Record<QueryLevel, number> = { PATIENT: 0, STUDY: 1, SERIES: 2,
 
 const patientColumns = `s.dicom_patient_id AS patient_id, s.patient_name, to_char(s.patient_birth_date, 'YYYYMMDD') AS patient_birth_date, s.patient_sex`;
 const studyColumns = `${patientColumns}, s.study_instance_uid, to_char(s.study_date, 'YYYYMMDD') AS study_date,
-  regexp_replace(to_char(s.study_time, 'HH24MISS.US'), '\\.?0*$', '') AS study_time, s.accession_number, s.study_description, s.modalities`;
+  regexp_replace(to_char(s.study_time, 'HH24MISS.US'), '\\.?0*$', '') AS study_time, s.accession_number, s.study_description, s.modalities,
+  s.study_id, s.referring_physician_name`;
 const seriesColumns = `se.series_instance_uid, se.modality, se.series_number, se.series_description`;
 
-/** The level's rows of one site, matched by `query.keys`, in a stable order. */
 /** A study-level query's Modality, read as ModalitiesInStudy (unless that is given too). */
 function studyModalities(query: ImagingQuery): ImagingQuery {
   const { Modality, ...keys } = query.keys;
@@ -93,6 +96,7 @@ function studyModalities(query: ImagingQuery): ImagingQuery {
   return { ...query, keys: { ...keys, ModalitiesInStudy: keys.ModalitiesInStudy || Modality } };
 }
 
+/** The level's rows of one site, matched by `query.keys`, in a stable order. */
 export async function queryImaging(db: Queryable, site: SiteContext, query: ImagingQuery): Promise<ImagingQueryResult> {
   if (!queryLevels.includes(query.level)) throw new DomainError('invalid', `unsupported query level ${String(query.level)}`, [{ message: 'unsupported query level', location: 'QueryRetrieveLevel' }]);
   const limit = Math.min(Math.max(Math.trunc(query.limit ?? maxImagingQueryResults), 0), maxImagingQueryResults);
@@ -157,6 +161,8 @@ function matchConditions(query: ImagingQuery, params: SqlParameters): string[] {
       timeCondition('s.study_time', keys.StudyTime, params, 'StudyTime'),
       textCondition('s.accession_number', keys.AccessionNumber, params),
       textCondition('s.study_description', keys.StudyDescription, params, { caseInsensitive: true }),
+      textCondition('s.study_id', keys.StudyID, params),
+      personNameCondition('s.referring_physician_name', keys.ReferringPhysicianName, params),
       modalities ? `s.modalities && ${params.add(modalities)}::text[]` : undefined,
     );
   }
@@ -195,6 +201,8 @@ function toMatch(level: QueryLevel, row: Record<string, any>): ImagingMatch {
     studyTime: row.study_time || null,
     accessionNumber: row.accession_number,
     studyDescription: row.study_description,
+    studyId: row.study_id,
+    referringPhysicianName: row.referring_physician_name,
     modalitiesInStudy: row.modalities,
   });
   if (level === 'STUDY') {

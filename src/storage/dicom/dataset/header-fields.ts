@@ -11,6 +11,7 @@ export const headerTags = {
   timezoneOffsetFromUtc: 0x00080201,
   accessionNumber: 0x00080050,
   modality: 0x00080060,
+  referringPhysicianName: 0x00080090,
   studyDescription: 0x00081030,
   seriesDescription: 0x0008103e,
   patientName: 0x00100010,
@@ -19,6 +20,7 @@ export const headerTags = {
   patientSex: 0x00100040,
   studyInstanceUid: 0x0020000d,
   seriesInstanceUid: 0x0020000e,
+  studyId: 0x00200010,
   seriesNumber: 0x00200011,
   instanceNumber: 0x00200013,
 } as const;
@@ -36,6 +38,7 @@ const keywords: Record<keyof typeof headerTags, string> = {
   timezoneOffsetFromUtc: 'TimezoneOffsetFromUTC',
   accessionNumber: 'AccessionNumber',
   modality: 'Modality',
+  referringPhysicianName: 'ReferringPhysicianName',
   studyDescription: 'StudyDescription',
   seriesDescription: 'SeriesDescription',
   patientName: 'PatientName',
@@ -44,6 +47,7 @@ const keywords: Record<keyof typeof headerTags, string> = {
   patientSex: 'PatientSex',
   studyInstanceUid: 'StudyInstanceUID',
   seriesInstanceUid: 'SeriesInstanceUID',
+  studyId: 'StudyID',
   seriesNumber: 'SeriesNumber',
   instanceNumber: 'InstanceNumber',
 };
@@ -55,7 +59,9 @@ export const lastHeaderTag = Math.max(...Object.values(headerTags));
 // their values use; the other VRs read here (UI, DA, TM, CS, IS) are ASCII.
 const charsetFields: Partial<Record<HeaderField, DelimiterRule>> = {
   patientName: 'person-name',
+  referringPhysicianName: 'person-name',
   patientId: 'string',
+  studyId: 'string',
   accessionNumber: 'string',
   studyDescription: 'string',
   seriesDescription: 'string',
