@@ -114,6 +114,10 @@ function planDemographics(message: Hl7Message, event: string, problems: Problem[
   const visit = described && status ? { ...described, status } : described;
   const obx = message.segments.filter((s) => s.name === 'OBX').length;
   if (obx > 0) problems.push(warning(errorCodes.segmentSequenceError, `${obx} OBX segment(s) in an ADT message were not stored; results are taken from ORU^R01`, { segment: 'OBX' }));
+  // An A06 or A07 that gives the visit a new number names the old one in MRG (section 3.3.6):
+  // moving visits between numbers is not done, and the sender is told so rather than left to assume it.
+  const mrg = message.segments.find((s) => s.name === 'MRG');
+  if (mrg) problems.push(warning(errorCodes.segmentSequenceError, `MRG[${mrg.sequence}] was not applied: ADT^${event} updates the visit of PV1-19; a prior visit or account number (MRG-5, MRG-3) is not moved to it`, { segment: 'MRG', sequence: mrg.sequence }));
   const plan: Plan = { kind: 'demographics', patient: mapped.patient, clear: mapped.cleared };
   return visit ? { ...plan, visit } : plan;
 }

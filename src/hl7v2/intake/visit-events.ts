@@ -56,8 +56,8 @@ export function planVisitCorrection(message: Hl7Message, event: string, pid: Seg
   let correction: VisitCorrection | undefined;
   if (event === 'A11') correction = { kind: 'cancel-visit' };
   else if (event === 'A13') correction = { kind: 'cancel-discharge', ...(visit.location ? { location: visit.location } : {}) };
+  // A12's PV1-3 is where the patient returns to (section 3.3.12; PV1-6 is the location being cancelled).
   else if (visit.location) correction = { kind: 'cancel-transfer', location: visit.location };
-  // A12's PV1-3 is where the patient returns to (PV1-6 the location being cancelled).
   else problems.push(error(errorCodes.requiredFieldMissing, 'PV1-3 (assigned patient location) is empty: ADT^A12 names in it the location the patient returns to', at(3)));
   if (!visit.visitNumber || !correction || !mapped.patient.identifier?.[0]?.value) return undefined;
   return { kind: 'visit-correction', event, patient: mapped.patient, visitNumber: visit.visitNumber, correction, pv1 };

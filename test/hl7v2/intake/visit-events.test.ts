@@ -57,6 +57,10 @@ test('A06 and A07 change the class of the visit and update the demographics', as
   assert.equal((await send(site, 'A07', [pid('CLS1', 'Renamed'), pv1({ 2: 'O', 3: 'CLINIC', 19: 'VN-C' })])).ackCode, 'AA');
   visit = (await visitsOf(site, 'CLS1')).get('VN-C')!;
   assert.deepEqual([visit.patientClass, visit.status], ['O', 'in-progress']);
+  // A new visit number with the prior one in MRG-5 is stored as its own visit, and the ACK says the MRG was not applied.
+  const renumbered = await send(site, 'A06', [pid('CLS1', 'Renamed'), 'MRG|CLS1^^^H^MR||||VN-C', pv1({ 2: 'I', 3: 'W2^7', 19: 'VN-C2' })]);
+  assert.deepEqual(renumbered.warnings.map((w) => `${w.code} ${w.location}`), ['100 MRG[1]']);
+  assert.deepEqual([...(await visitsOf(site, 'CLS1')).keys()].sort(), ['VN-C', 'VN-C2']);
 });
 
 test('A11 marks the visit cancelled and keeps the patient; an update keeps it cancelled, a new A01 makes it current', async () => {
