@@ -62,7 +62,7 @@ export async function registerHl7v2Routes(app: FastifyInstance, services: Servic
       schema: {
         summary: 'Submit one HL7 v2.5.1 message (ER7), or a batch of them',
         description:
-          'Accepts ADT^A01, ADT^A02, ADT^A03, ADT^A04, ADT^A08 (demographics and visit), ADT^A28, ADT^A31 (demographics), ADT^A40 (merge MRG-1 into PID-3) and ORU^R01 (OBX results as Observations) for the site of the API key. ' +
+          'Accepts ADT^A01 to ADT^A08 (demographics and the visit of PV1-19: admit, transfer, discharge, register, pre-admit, change of patient class, update), ADT^A11, ADT^A12, ADT^A13 (cancel admit or visit, transfer, discharge: the visit of PV1-19 is corrected, nothing else), ADT^A28, ADT^A31 (demographics), ADT^A40 (merge MRG-1 into PID-3) and ORU^R01 (OBX results as Observations) for the site of the API key. ' +
           'Answers with JSON carrying the HL7 ACK: 200 AA when applied; 422 AE with every problem when nothing was stored; 400 when the body is not an HL7 v2 message or its type is not accepted (AR); 503 AR when the sender must retry. ' +
           'A control id (MSH-10) already processed for the same MSH-3/MSH-4 gets the original ACK and changes nothing. Segments may end in CR, LF or CRLF; MSH-18 selects the charset, else the Content-Type charset, else UTF-8. ' +
           'A batch (FHS/BHS ... BTS/FTS) or several messages one after the other are taken one by one, each as if sent alone; the answer carries the batch of ACKs and each message\'s answer in `messages`: 200 when all are AA, 503 when one is to be sent again (the ones after it are not applied), else 422.',

@@ -46,14 +46,23 @@ export async function upsertPatientDemographics(
  */
 export async function ensurePatient(tx: Transaction, site: SiteContext, candidate: Patient): Promise<{ patientId: string; created: boolean }> {
   const value = businessIdentifier(candidate);
+  const found = await findPatientId(tx, site, candidate);
+  if (found) return { patientId: found, created: false };
+  const { patient, created } = await resourceStore(tx, site).findOrCreatePatient(value, () => ({ ...candidate, id: undefined, resourceType: 'Patient' }) as Patient);
+  return { patientId: patient.id!, created };
+}
+
+/**
+ * The id of the site's patient with the candidate's business identifier (an identifier merged
+ * away by A40 resolving to the survivor), or undefined; never creates one (ADT cancels: there is
+ * nothing to undo for a patient the site does not know).
+ */
+export async function findPatientId(tx: Transaction, site: SiteContext, candidate: Patient): Promise<string | undefined> {
+  const value = businessIdentifier(candidate);
   const store = resourceStore(tx, site);
   // The common case, a known patient, costs one look-up; the merge check only runs for unknown ones.
   const known = await store.findPatientByBusinessIdentifier(value);
-  if (known) return { patientId: known.id!, created: false };
-  const survivor = await survivorOfMerge(store, value);
-  if (survivor) return { patientId: survivor, created: false };
-  const { patient, created } = await store.findOrCreatePatient(value, () => ({ ...candidate, id: undefined, resourceType: 'Patient' }) as Patient);
-  return { patientId: patient.id!, created };
+  return known ? known.id! : survivorOfMerge(store, value);
 }
 
 /**

@@ -16,7 +16,7 @@ import { entryValues, type NewMessage } from '../messages/message-log.ts';
 import type { SiteContext } from '../site-context.ts';
 import { patientIdentifierLockKey, prepareCreate, rowValues } from '../records/write.ts';
 import { callRecordNewPatientMessage, type NewPatientCallOutcome } from './new-patient-calls.ts';
-import type { VisitContext } from './visits.ts';
+import { storedVisitContext, type VisitContext } from './visits.ts';
 
 export type NewPatientMessageOutcome =
   | { outcome: 'created'; patientId: string }
@@ -49,7 +49,7 @@ export async function recordNewPatientMessage(
     ...rowValues(site, pending.type, pending.resource, pending.values),
     patientIdentifierLockKey(site, identifier),
     visit?.visitNumber ?? null,
-    visit ? JSON.stringify(visit) : null,
+    visit ? JSON.stringify(storedVisitContext(visit)) : null,
     visit?.admitTime ?? null,
     ...entryValues(site, randomUUID(), input.message).slice(1),
   ];

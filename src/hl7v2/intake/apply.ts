@@ -1,12 +1,14 @@
 /** Applies a planned message to the site's records inside the caller's transaction. */
 import type { NamedStatement, Transaction } from '../../storage/database.ts';
-import { ensurePatient, upsertPatientDemographics } from '../../domain/patients/demographics.ts';
+import { ensurePatient, findPatientId, upsertPatientDemographics } from '../../domain/patients/demographics.ts';
 import { mergePatients } from '../../domain/patients/merge.ts';
 import { recordPatientResults } from '../../domain/patients/observations.ts';
+import { correctVisit } from '../../domain/patients/visit-corrections.ts';
 import { visitUpsert } from '../../domain/patients/visits.ts';
 import type { SiteContext } from '../../domain/site-context.ts';
 import { errorCodes, warning, type Problem } from '../problems.ts';
 import type { Plan } from './plan.ts';
+import type { VisitCorrectionPlan } from './visit-events.ts';
 
 export interface ApplySummary {
   patientIds: string[];
@@ -45,6 +47,9 @@ export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan):
       }
       return summary;
     }
+    case 'visit-correction':
+      await applyVisitCorrection(tx, site, plan, summary);
+      return summary;
     case 'results': {
       // Each PATIENT_RESULT group's results go to its own patient.
       for (const group of plan.groups) {
@@ -58,4 +63,27 @@ export async function applyPlan(tx: Transaction, site: SiteContext, plan: Plan):
       return summary;
     }
   }
+}
+
+/**
+ * A cancel (A11, A12, A13) of a patient or visit the site does not know has nothing to undo: it
+ * is accepted with a warning, as for an unknown merge source, and creates nothing (a cancel that
+ * created the visit it cancels would show a visit that never was).
+ */
+async function applyVisitCorrection(tx: Transaction, site: SiteContext, plan: VisitCorrectionPlan, summary: ApplySummary): Promise<void> {
+  const identifier = plan.patient.identifier![0]!.value!;
+  const patientId = await findPatientId(tx, site, plan.patient);
+  if (!patientId) {
+    summary.problems.push(warning(errorCodes.unknownKeyIdentifier, `no patient with identifier ${identifier} exists in this site: ADT^${plan.event} had nothing to undo; nothing was changed`, { segment: 'PID', field: 3 }));
+    return;
+  }
+  summary.patientIds.push(patientId);
+  if (await correctVisit(tx, site, patientId, plan.visitNumber, plan.correction)) return;
+  summary.problems.push(
+    warning(errorCodes.unknownKeyIdentifier, `patient ${identifier} has no visit ${plan.visitNumber} in this site: ADT^${plan.event} had nothing to undo; nothing was changed`, {
+      segment: 'PV1',
+      sequence: plan.pv1.sequence,
+      field: 19,
+    }),
+  );
 }

@@ -14,10 +14,12 @@ import { orderNumber } from '../mapping/result-identity.ts';
 import { identifierList, mapPid, type DemographicElement } from '../mapping/patient.ts';
 import { mapPv1 } from '../mapping/visit.ts';
 import { errorCodes, error, warning, type Problem } from '../problems.ts';
+import { planVisitCorrection, visitCorrectionEvents, visitStatusOfEvent, type VisitCorrectionPlan } from './visit-events.ts';
 
 export type Plan =
   | { kind: 'demographics'; patient: Patient; clear: DemographicElement[]; visit?: VisitContext }
   | { kind: 'merge'; merges: { sourceIdentifier: string; target: Patient; location: Segment }[] }
+  | VisitCorrectionPlan
   | { kind: 'results'; groups: PatientResults[] };
 
 /** One PATIENT_RESULT group of an ORU^R01: a patient and the results filed under it. */
@@ -35,7 +37,10 @@ export interface PlanResult {
   problems: Problem[];
 }
 
-export const acceptedEvents: Record<string, readonly string[]> = { ADT: ['A01', 'A02', 'A03', 'A04', 'A08', 'A28', 'A31', 'A40'], ORU: ['R01'] };
+export const acceptedEvents: Record<string, readonly string[]> = {
+  ADT: ['A01', 'A02', 'A03', 'A04', 'A05', 'A06', 'A07', 'A08', 'A11', 'A12', 'A13', 'A28', 'A31', 'A40'],
+  ORU: ['R01'],
+};
 
 /**
  * Add and update person information (v2.5.1 sections 3.3.28 and 3.3.31): demographics only. Their
@@ -57,7 +62,10 @@ export function planMessage(message: Hl7Message, options: PlanOptions = {}): Pla
   if (header.controlId === '') problems.push(error(errorCodes.requiredFieldMissing, 'MSH-10 (message control id) is empty', { segment: 'MSH', sequence: 1, field: 10 }));
   let plan: Plan | undefined;
   if (header.messageCode === 'ADT' && header.triggerEvent === 'A40') plan = planMerge(message, problems, options);
-  else if (header.messageCode === 'ADT') plan = planDemographics(message, problems, options, !personOnlyEvents.includes(header.triggerEvent));
+  else if (header.messageCode === 'ADT' && visitCorrectionEvents.includes(header.triggerEvent)) {
+    const pid = requirePid(message, problems);
+    plan = pid ? planVisitCorrection(message, header.triggerEvent, pid, problems, options.timeZone) : undefined;
+  } else if (header.messageCode === 'ADT') plan = planDemographics(message, header.triggerEvent, problems, options);
   else plan = planResults(message, header, problems, options);
   const failed = problems.some((p) => p.severity === 'E');
   return failed ? { header, rejected: false, problems } : { header, plan, rejected: false, problems };
@@ -96,14 +104,20 @@ function visitOf(segments: readonly Segment[], problems: Problem[], options: Pla
   return Object.keys(mapped.visit).length > 0 ? mapped.visit : undefined;
 }
 
-function planDemographics(message: Hl7Message, problems: Problem[], options: PlanOptions, withVisit: boolean): Plan | undefined {
+function planDemographics(message: Hl7Message, event: string, problems: Problem[], options: PlanOptions): Plan | undefined {
   const pid = requirePid(message, problems);
   if (!pid) return undefined;
   const mapped = mapPid(pid, options.timeZone);
   problems.push(...mapped.problems);
-  const visit = withVisit ? visitOf(message.segments, problems, options) : undefined;
+  const described = personOnlyEvents.includes(event) ? undefined : visitOf(message.segments, problems, options);
+  const status = visitStatusOfEvent[event];
+  const visit = described && status ? { ...described, status } : described;
   const obx = message.segments.filter((s) => s.name === 'OBX').length;
   if (obx > 0) problems.push(warning(errorCodes.segmentSequenceError, `${obx} OBX segment(s) in an ADT message were not stored; results are taken from ORU^R01`, { segment: 'OBX' }));
+  // An A06 or A07 that gives the visit a new number names the old one in MRG (section 3.3.6):
+  // moving visits between numbers is not done, and the sender is told so rather than left to assume it.
+  const mrg = message.segments.find((s) => s.name === 'MRG');
+  if (mrg) problems.push(warning(errorCodes.segmentSequenceError, `MRG[${mrg.sequence}] was not applied: ADT^${event} updates the visit of PV1-19; a prior visit or account number (MRG-5, MRG-3) is not moved to it`, { segment: 'MRG', sequence: mrg.sequence }));
   const plan: Plan = { kind: 'demographics', patient: mapped.patient, clear: mapped.cleared };
   return visit ? { ...plan, visit } : plan;
 }

@@ -4,7 +4,10 @@
  * (The lists are those of src/hl7v2/intake/plan.ts and src/hl7v3/message/interactions.ts; the
  * platform does not import surfaces, and test/platform/metrics.test.ts keeps them equal.)
  */
-export const metricHl7v2Types: readonly string[] = ['ADT^A01', 'ADT^A02', 'ADT^A03', 'ADT^A04', 'ADT^A08', 'ADT^A28', 'ADT^A31', 'ADT^A40', 'ORU^R01'];
+export const metricHl7v2Types: readonly string[] = [
+  ...['A01', 'A02', 'A03', 'A04', 'A05', 'A06', 'A07', 'A08', 'A11', 'A12', 'A13', 'A28', 'A31', 'A40'].map((event) => `ADT^${event}`),
+  'ORU^R01',
+];
 export const metricHl7v3Interactions: readonly string[] = ['PRPA_IN201301UV02', 'PRPA_IN201302UV02', 'PRPA_IN201304UV02'];
 
 /** MSH-9 as the intake renders it (ADT^A01, or ADT^A01^ADT_A01): its message code and event. */

@@ -71,7 +71,7 @@ test('unsupported message types and events are AR with ERR-3 200 / 201; nothing 
   const type = await send(site, message(['PID|1||X1^^^H^MR'], { type: 'SIU^S12' }));
   assert.equal(type.ackCode, 'AR');
   assert.match(type.ack, /\rERR\|\|MSH\^1\^9\^1\^1\|200\^Unsupported message type\^HL70357\|E/);
-  const event = await send(site, message(['PID|1||X1^^^H^MR'], { type: 'ADT^A11' }));
+  const event = await send(site, message(['PID|1||X1^^^H^MR'], { type: 'ADT^A17' }));
   assert.equal(event.ackCode, 'AR');
   assert.match(event.ack, /\|201\^Unsupported event code\^HL70357\|/);
   assert.equal(await resourceStore(db.database, site).findPatientByBusinessIdentifier('X1'), undefined);
