@@ -28,3 +28,25 @@ test('a Bundle with no entries leaves entry out (json.html: no empty arrays), fo
     assert.equal('entry' in bundle, false, `${url}: ${response.body}`);
   }
 });
+
+test('a leap second (23:59:60, allowed by the dateTime pattern) in a clinical date is stored as sent and found on its own day', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const patient = await client.request('POST', '/fhir/Patient', { body: patientBody('LEAP-1') });
+  assert.equal(patient.statusCode, 201, patient.body);
+  const observation = {
+    resourceType: 'Observation',
+    status: 'final',
+    code: { text: 'leap' },
+    subject: { reference: `Patient/${patient.json().id}` },
+    effectiveDateTime: '2016-12-31T23:59:60Z',
+  };
+  const created = await client.request('POST', '/fhir/Observation', { body: observation });
+  assert.equal(created.statusCode, 201, created.body);
+  const read = await client.request('GET', `/fhir/Observation/${created.json().id}`);
+  assert.equal(read.json().effectiveDateTime, '2016-12-31T23:59:60Z');
+  for (const [query, found] of [['date=2016-12-31', true], ['date=2016-12-31T23:59:60Z', true], ['date=2017-01-01', false], ['date=lt2016-12-31T23:59:59Z', false]] as const) {
+    const search = await client.request('GET', `/fhir/Observation?patient=${patient.json().id}&${query}`);
+    assert.equal(search.statusCode, 200, `${query}: ${search.body}`);
+    assert.equal((search.json().entry ?? []).length, found ? 1 : 0, query);
+  }
+});
