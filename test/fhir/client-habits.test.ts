@@ -50,3 +50,25 @@ test('a leap second (23:59:60, allowed by the dateTime pattern) in a clinical da
     assert.equal((search.json().entry ?? []).length, found ? 1 : 0, query);
   }
 });
+
+test('a body with an empty array is a 400 naming each one, for create, update and a transaction entry, and nothing is stored', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const patient = await client.request('POST', '/fhir/Patient', { body: patientBody('EMPTY-ARRAY-1') });
+  assert.equal(patient.statusCode, 201, patient.body);
+  const id = patient.json().id as string;
+  const observation = { resourceType: 'Observation', status: 'final', code: { text: 'x' }, subject: { reference: `Patient/${id}` }, note: [], component: [{ code: { text: 'c' }, referenceRange: [] }] };
+  const created = await client.request('POST', '/fhir/Observation', { body: observation });
+  assert.equal(created.statusCode, 400, created.body);
+  const issues = created.json().issue as { code: string; expression: string[] }[];
+  assert.deepEqual(issues.map((issue) => [issue.code, issue.expression[0]]), [['invalid', 'Observation.component[0].referenceRange'], ['invalid', 'Observation.note']]);
+  const updated = await client.request('PUT', `/fhir/Patient/${id}`, { body: { ...patientBody('EMPTY-ARRAY-1'), id, name: [] } });
+  assert.equal(updated.statusCode, 400, updated.body);
+  assert.deepEqual(updated.json().issue[0].expression, ['Patient.name']);
+  const transaction = await client.request('POST', '/fhir', {
+    body: { resourceType: 'Bundle', type: 'transaction', entry: [{ resource: observation, request: { method: 'POST', url: 'Observation' } }] },
+  });
+  assert.equal(transaction.statusCode, 400, transaction.body);
+  const searched = await client.request('GET', `/fhir/Observation?patient=${id}`);
+  assert.equal(searched.json().total, 0);
+  assert.equal((await client.request('GET', `/fhir/Patient/${id}`)).json().meta.versionId, '1');
+});

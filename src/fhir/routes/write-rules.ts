@@ -4,6 +4,7 @@ import type { ResourceStore, SearchRequest } from '../../domain/records/resource
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { parseSearch } from '../search/parse-search.ts';
+import { emptyArrayPaths } from './empty-arrays.ts';
 
 /**
  * What a create or update asks of its body and criteria, whether it comes as a request of its
@@ -37,6 +38,11 @@ export function checkedResource(body: unknown, type: string): Resource {
   if (resourceType !== type) {
     const message = `the body's resourceType ${JSON.stringify(resourceType ?? null)} is not ${type}`;
     throw new DomainError('invalid', message, [{ message, location: 'resourceType' }]);
+  }
+  const empty = emptyArrayPaths(body, type);
+  if (empty.length > 0) {
+    const issues = empty.map((location) => ({ message: `${location} is an empty array: leave the element out instead (FHIR JSON has no empty arrays)`, location }));
+    throw new DomainError('invalid', issues[0]!.message, issues);
   }
   const { id: _ignored, ...rest } = body as Resource;
   return rest as Resource;
