@@ -72,3 +72,21 @@ test('a body with an empty array is a 400 naming each one, for create, update an
   assert.equal(searched.json().total, 0);
   assert.equal((await client.request('GET', `/fhir/Patient/${id}`)).json().meta.versionId, '1');
 });
+
+test('PUT to an id that does not exist (a client-assigned id) is a 405 with Allow, as http.html#update says when updateCreate is false, alone and in a transaction', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const patient = await client.request('POST', '/fhir/Patient', { body: patientBody('CLIENT-ID-1') });
+  assert.equal(patient.statusCode, 201, patient.body);
+  const observation = { resourceType: 'Observation', id: 'Lab.Result-1', status: 'final', code: { text: 'x' }, subject: { reference: `Patient/${patient.json().id}` } };
+  const refused = await client.request('PUT', '/fhir/Observation/Lab.Result-1', { body: observation });
+  assert.equal(refused.statusCode, 405, refused.body);
+  assert.equal(refused.headers.allow, 'GET, HEAD');
+  assert.equal(refused.json().issue[0].code, 'not-supported');
+  assert.match(refused.json().issue[0].diagnostics, /updateCreate is false/);
+  const transaction = await client.request('POST', '/fhir', {
+    body: { resourceType: 'Bundle', type: 'transaction', entry: [{ resource: observation, request: { method: 'PUT', url: 'Observation/Lab.Result-1' } }] },
+  });
+  assert.equal(transaction.statusCode, 405, transaction.body);
+  assert.match(transaction.json().issue[0].diagnostics, /^entry 0: /);
+  assert.equal((await client.request('GET', '/fhir/Observation/Lab.Result-1')).statusCode, 404);
+});

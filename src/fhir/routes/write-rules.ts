@@ -79,3 +79,18 @@ export function noMatchError(type: string, bodyId: string | undefined, ifMatch: 
   if (bodyId !== undefined) return new DomainError('invalid', `no ${type} matches the criteria, and a resource is never created at a client's id: send the body without id to create one`);
   return new DomainError('not-found', `no ${type} matches the criteria, and this site's policy does not let PUT create patients`);
 }
+
+/**
+ * A PUT to an id that does not exist (or not in the key's site, answered alike) and may not
+ * create: 405, the status http.html#update gives for "the resource did not exist prior to the
+ * update, and the server does not allow client defined ids" (updateCreate is false). A 404 would
+ * tell a client the type is not served.
+ */
+export function updateCreateRefused(type: string, id: string): HttpProblem {
+  return new HttpProblem(
+    405,
+    'method-not-allowed',
+    `${type}/${id} does not exist, and an update never creates a resource at a client's id (updateCreate is false): POST /fhir/${type} creates one with an id of the service`,
+    { headers: { allow: 'GET, HEAD' } },
+  );
+}
