@@ -90,3 +90,27 @@ test('PUT to an id that does not exist (a client-assigned id) is a 405 with Allo
   assert.match(transaction.json().issue[0].diagnostics, /^entry 0: /);
   assert.equal((await client.request('GET', '/fhir/Observation/Lab.Result-1')).statusCode, 404);
 });
+
+test('content negotiation: text/json is answered in JSON, fhirVersion 4.0 in Accept, _format or Content-Type is taken, another FHIR release is refused', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  const created = await client.request('POST', '/fhir/Patient', { body: patientBody('VERSION-1'), headers: { 'content-type': 'application/fhir+json; fhirVersion=4.0' } });
+  assert.equal(created.statusCode, 201, created.body);
+  const url = `/fhir/Patient/${created.json().id}`;
+  for (const accept of ['text/json', 'application/fhir+json; fhirVersion=4.0', 'application/fhir+json;fhirVersion=4.0.1', 'application/fhir+json; fhirVersion=3.0, application/json;q=0.5']) {
+    const read = await client.request('GET', url, { headers: { accept } });
+    assert.equal(read.statusCode, 200, `${accept}: ${read.body}`);
+  }
+  for (const format of ['application/fhir%2Bjson;fhirVersion=4.0', 'json;%20fhirVersion=4.0', 'application/fhir+json;%20fhirVersion=4.0']) {
+    const read = await client.request('GET', `${url}?_format=${format}`);
+    assert.equal(read.statusCode, 200, `_format=${format}: ${read.body}`);
+  }
+  for (const accept of ['application/fhir+json; fhirVersion=3.0', 'application/json; fhirVersion=1.0']) {
+    const refused = await client.request('GET', url, { headers: { accept } });
+    assert.equal(refused.statusCode, 406, `${accept}: ${refused.body}`);
+    assert.equal(refused.json().issue[0].code, 'not-supported');
+  }
+  assert.equal((await client.request('GET', `${url}?_format=application/fhir%2Bjson;fhirVersion=3.0`)).statusCode, 406);
+  const stu3 = await client.request('POST', '/fhir/Patient', { body: patientBody('VERSION-2'), headers: { 'content-type': 'application/fhir+json; fhirVersion=3.0' } });
+  assert.equal(stu3.statusCode, 415, stu3.body);
+  assert.equal((await client.request('GET', '/fhir/Patient?identifier=VERSION-2')).json().total, 0);
+});
