@@ -114,3 +114,25 @@ test('content negotiation: text/json is answered in JSON, fhirVersion 4.0 in Acc
   assert.equal(stu3.statusCode, 415, stu3.body);
   assert.equal((await client.request('GET', '/fhir/Patient?identifier=VERSION-2')).json().total, 0);
 });
+
+test('If-Match: * updates whatever the version, alone, in a conditional update and in a transaction; of an id that does not exist it is a 412', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database, { patientPutCreates: true });
+  const created = await client.request('POST', '/fhir/Patient', { body: patientBody('STAR-1') });
+  assert.equal(created.statusCode, 201, created.body);
+  const id = created.json().id as string;
+  const updated = await client.request('PUT', `/fhir/Patient/${id}`, { body: { ...patientBody('STAR-1'), id, gender: 'male' }, headers: { 'if-match': '*' } });
+  assert.equal(updated.statusCode, 200, updated.body);
+  assert.equal(updated.json().meta.versionId, '2');
+  const conditional = await client.request('PUT', '/fhir/Patient?identifier=STAR-1', { body: { ...patientBody('STAR-1'), gender: 'female' }, headers: { 'if-match': '*' } });
+  assert.equal(conditional.statusCode, 200, conditional.body);
+  assert.equal(conditional.json().meta.versionId, '3');
+  const transaction = await client.request('POST', '/fhir', {
+    body: { resourceType: 'Bundle', type: 'transaction', entry: [{ resource: { ...patientBody('STAR-1'), id }, request: { method: 'PUT', url: `Patient/${id}`, ifMatch: '*' } }] },
+  });
+  assert.equal(transaction.statusCode, 200, transaction.body);
+  assert.equal(transaction.json().entry[0].response.etag, 'W/"4"');
+  // Even where the site's policy lets PUT create patients, * asks for an existing one.
+  const missing = await client.request('PUT', '/fhir/Patient/00000000-0000-4000-8000-00000000beef', { body: patientBody('STAR-2'), headers: { 'if-match': '*' } });
+  assert.equal(missing.statusCode, 412, missing.body);
+  assert.equal((await client.request('GET', '/fhir/Patient?identifier=STAR-2')).json().total, 0);
+});

@@ -135,6 +135,8 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
         const mayCreate =
           definition.putWithoutIdCreates && bodyId === undefined && ifMatch === undefined && siteOf(request).policies.patientPutCreates;
         if (!isDomainError(error, 'not-found')) throw error;
+        // If-Match: * of a resource that does not exist is a false precondition (RFC 9110 13.1.1).
+        if (ifMatch === '*') throw new HttpProblem(412, 'precondition-failed', `If-Match: * but ${type}/${pathId} does not exist`);
         if (!mayCreate) throw updateCreateRefused(type, pathId);
         const created = await store.create(resource);
         reply.header('location', versionLocation(request, created));
