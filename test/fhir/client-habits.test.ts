@@ -136,3 +136,25 @@ test('If-Match: * updates whatever the version, alone, in a conditional update a
   assert.equal(missing.statusCode, 412, missing.body);
   assert.equal((await client.request('GET', '/fhir/Patient?identifier=STAR-2')).json().total, 0);
 });
+
+test('a body that is not UTF-8, or declared in another charset, is refused instead of stored with replacement characters', async () => {
+  const client = await fhirClient(fhirOrigin.app, fhirOrigin.db.database);
+  // "Zoë" in Latin-1: the ë is the single byte 0xEB, no UTF-8.
+  const latin1 = Buffer.concat([Buffer.from('{"resourceType":"Patient","identifier":[{"value":"LATIN-1"}],"name":[{"family":"Zo'), Buffer.from([0xeb]), Buffer.from('"}]}')]);
+  const notUtf8 = await fhirOrigin.app.inject({ method: 'POST', url: '/fhir/Patient', headers: { 'x-api-key': client.key, 'content-type': 'application/fhir+json' }, payload: latin1 });
+  assert.equal(notUtf8.statusCode, 400, notUtf8.body);
+  assert.equal(notUtf8.json().issue[0].code, 'invalid');
+  assert.match(notUtf8.json().issue[0].diagnostics, /not UTF-8/);
+  // Declared in another charset: refused even when its bytes happen to be ASCII.
+  const ascii = JSON.stringify({ resourceType: 'Patient', identifier: [{ value: 'LATIN-1' }] });
+  const declared = await fhirOrigin.app.inject({ method: 'POST', url: '/fhir/Patient', headers: { 'x-api-key': client.key, 'content-type': 'application/fhir+json; charset=ISO-8859-1' }, payload: ascii });
+  assert.equal(declared.statusCode, 415, declared.body);
+  assert.equal((await client.request('GET', '/fhir/Patient?identifier=LATIN-1')).json().total, 0);
+  // UTF-8, declared or not, with or without a byte order mark, is taken.
+  for (const [contentType, prefix, identifier] of [['application/fhir+json; charset=UTF-8', '', 'UTF8-1'], ['application/json', '\uFEFF', 'UTF8-2']] as const) {
+    const body = `${prefix}${JSON.stringify({ resourceType: 'Patient', identifier: [{ value: identifier }], name: [{ family: 'Zoë 山田' }] })}`;
+    const created = await fhirOrigin.app.inject({ method: 'POST', url: '/fhir/Patient', headers: { 'x-api-key': client.key, 'content-type': contentType }, payload: Buffer.from(body, 'utf8') });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(created.json().name[0].family, 'Zoë 山田');
+  }
+});

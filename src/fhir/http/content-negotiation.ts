@@ -59,6 +59,11 @@ export function assertJsonBody(request: FastifyRequest): void {
       `Content-Type ${JSON.stringify(request.headers['content-type'] ?? '')} is not supported: send application/fhir+json`,
     );
   }
+  // FHIR JSON is UTF-8 (http.html#mime-type): a body declared in another charset would be misread.
+  const charset = parameters.find((parameter) => parameter.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new HttpProblem(415, 'unsupported-media-type', `Content-Type ${JSON.stringify(request.headers['content-type'])}: FHIR JSON is UTF-8; send the body in UTF-8`);
+  }
   if (!speaksVersion(parameters)) {
     throw new HttpProblem(415, 'unsupported-media-type', `Content-Type ${JSON.stringify(request.headers['content-type'])} names another FHIR release: this server takes FHIR R4 (fhirVersion=4.0)`);
   }
