@@ -95,7 +95,7 @@ test('update: new version per PUT, id rules, If-Match, vread and history', async
   const missing = await client.request('PUT', '/fhir/Patient/00000000-0000-4000-8000-000000000000', {
     body: { ...withoutId, id: '00000000-0000-4000-8000-000000000000' },
   });
-  assert.equal(missing.statusCode, 404);
+  assert.equal(missing.statusCode, 405);
 
   const wrongType = await client.request('PUT', url, { body: { ...created, resourceType: 'Observation' } });
   assert.equal(wrongType.statusCode, 400);
@@ -124,18 +124,18 @@ test('PUT of a Patient without id to an unknown id creates one only when the sit
   const strict = await fhirClient(fhirOrigin.app, fhirOrigin.db.database, { patientPutCreates: false });
   const permissive = await fhirClient(fhirOrigin.app, fhirOrigin.db.database, { patientPutCreates: true });
   const url = '/fhir/Patient/00000000-0000-4000-8000-0000000000aa';
-  assert.equal((await strict.request('PUT', url, { body: patientBody('P-1') })).statusCode, 404);
+  assert.equal((await strict.request('PUT', url, { body: patientBody('P-1') })).statusCode, 405);
   const created = await permissive.request('PUT', url, { body: patientBody('P-1') });
   assert.equal(created.statusCode, 201);
   assert.match(created.json().id, uuid);
   assert.notEqual(created.json().id, '00000000-0000-4000-8000-0000000000aa');
   assert.ok(created.headers.location);
   // Other types never create on PUT: a body without id is refused (http.html#update), one with
-  // the id of the URL finds nothing to update.
+  // the id of the URL finds nothing to update (405: updateCreate is false).
   const observationUrl = '/fhir/Observation/00000000-0000-4000-8000-0000000000aa';
   const observation = { resourceType: 'Observation', status: 'final', code: { text: 'x' } };
   assert.equal((await permissive.request('PUT', observationUrl, { body: observation })).statusCode, 400);
-  assert.equal((await permissive.request('PUT', observationUrl, { body: { ...observation, id: '00000000-0000-4000-8000-0000000000aa' } })).statusCode, 404);
+  assert.equal((await permissive.request('PUT', observationUrl, { body: { ...observation, id: '00000000-0000-4000-8000-0000000000aa' } })).statusCode, 405);
 });
 
 test('Prefer: return=minimal and return=OperationOutcome', async () => {

@@ -27,9 +27,10 @@ test('another site\'s ids answer exactly like ids that do not exist, for every i
     }
   }
 
-  // Update of a foreign id: 404, never a new version in the other site, never an upsert.
+  // Update of a foreign id: 405 as for an id that does not exist, never a new version in the
+  // other site, never an upsert.
   const { id: _id, ...withoutId } = patient;
-  assert.equal((await stranger.request('PUT', `/fhir/Patient/${patient.id}`, { body: { ...patient, gender: 'male' } })).statusCode, 404);
+  assert.equal((await stranger.request('PUT', `/fhir/Patient/${patient.id}`, { body: { ...patient, gender: 'male' } })).statusCode, 405);
   const upsert = await stranger.request('PUT', `/fhir/Patient/${patient.id}`, { body: withoutId });
   assert.equal(upsert.statusCode, 201);
   assert.notEqual(upsert.json().id, patient.id);

@@ -105,7 +105,8 @@ test('update: no updateCreate claim, and PUT to an unknown id never creates a re
   for (const resource of statement.rest[0].resource) assert.equal(resource.updateCreate, false, resource.type);
   const newId = '00000000-0000-4000-8000-00000000abcd';
   const put = await client.request('PUT', `/fhir/Patient/${newId}`, { body: patientBody('UC-1', { id: newId }) });
-  assert.equal(put.statusCode, 404);
+  // http.html#update: 405 when the resource did not exist and client-defined ids are not allowed.
+  assert.equal(put.statusCode, 405);
   assert.equal((await client.request('GET', `/fhir/Patient/${newId}`)).statusCode, 404);
 });
 

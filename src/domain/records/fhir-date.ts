@@ -59,8 +59,12 @@ export function instantRange(value: string): InstantRange | undefined {
     end.setUTCDate(end.getUTCDate() + 1);
     return { start: new Date(`${days.start}T00:00:00Z`), end };
   }
-  if (Number(h) > 23 || Number(mi) > 59 || (s !== undefined && Number(s) > 59)) return undefined;
-  const start = new Date(`${y}-${mo}-${d}T${h}:${mi}:${s ?? '00'}${fraction ? `.${fraction.slice(0, 3).padEnd(3, '0')}` : ''}${zone}`);
+  if (Number(h) > 23 || Number(mi) > 59 || (s !== undefined && Number(s) > 60)) return undefined;
+  // Second 60 is a leap second, which FHIR's dateTime and instant allow (datatypes.html#dateTime)
+  // and Date cannot represent: it is indexed as second 59 of its minute, so that it stays in its
+  // own minute and day (2016-12-31T23:59:60Z is found by date=2016-12-31).
+  const second = s === '60' ? '59' : (s ?? '00');
+  const start = new Date(`${y}-${mo}-${d}T${h}:${mi}:${second}${fraction ? `.${fraction.slice(0, 3).padEnd(3, '0')}` : ''}${zone}`);
   if (Number.isNaN(start.getTime())) return undefined;
   const step = fraction ? 10 ** (3 - Math.min(fraction.length, 3)) : s !== undefined ? 1000 : 60_000;
   return { start, end: new Date(start.getTime() + step) };

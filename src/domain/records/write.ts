@@ -140,7 +140,8 @@ export async function replaceResource<T extends Resource>(
   });
   const current = rows[0];
   if (!current) throw notFound();
-  if (options.ifMatchVersion !== undefined && options.ifMatchVersion !== String(current.version_id)) {
+  // If-Match: * asks only that the resource exists, which it does here.
+  if (options.ifMatchVersion !== undefined && options.ifMatchVersion !== '*' && options.ifMatchVersion !== String(current.version_id)) {
     throw new DomainError(
       'precondition-failed',
       `${type}/${id} is at version ${current.version_id}, not ${options.ifMatchVersion}`,

@@ -7,7 +7,7 @@ import type { Queryable } from '../../storage/database.ts';
 import { resourceDefinition } from '../capability/resource-definitions.ts';
 import { versionOfETag } from '../http/resource-response.ts';
 import { formPairs } from '../routes/fhir-context.ts';
-import { assertUpdateId, bodyIdOf, checkedResource, matchCriteria, noMatchError, type MatchCriteria } from '../routes/write-rules.ts';
+import { assertUpdateId, bodyIdOf, checkedResource, matchCriteria, noMatchError, updateCreateRefused, type MatchCriteria } from '../routes/write-rules.ts';
 import type { BundleEntry } from './bundle-entries.ts';
 import { entryFailure } from './entry-failure.ts';
 import { writtenEntry, type ReturnPreference } from './entry-response.ts';
@@ -177,7 +177,7 @@ async function settle(store: ResourceStore, write: PlannedWrite): Promise<Settle
     const existing = await store.read(type as Resource['resourceType'], target.id);
     if (existing) return { action: 'update', id: target.id };
     if (write.mayCreate) return { action: 'create', id: randomUUID() };
-    throw new HttpProblem(404, 'not-found', `${type}/${target.id} is not known`);
+    throw updateCreateRefused(type, target.id);
   }
   if (!write.criteria) return { action: 'create', id: randomUUID() };
   const found = await write.criteria.find(store);

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { HttpProblem } from '../../platform/http/http-problem.ts';
 
 /** Methods whose FHIR interactions carry a body (http.html): only for these is an empty one an error. */
 const methodsWithBody = new Set(['POST', 'PUT', 'PATCH']);
@@ -12,8 +13,22 @@ const methodsWithBody = new Set(['POST', 'PUT', 'PATCH']);
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(['application/json', 'application/fhir+json', 'application/json+fhir'], { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser(['application/json', 'application/fhir+json', 'application/json+fhir'], { parseAs: 'buffer' }, (request, body, done) => {
     if (body.length === 0 && !methodsWithBody.has(request.method)) return done(null, undefined);
-    parseJson(request, body as string, done); // parseAs: string
+    const text = utf8Text(body as Buffer);
+    if (text === undefined) return done(new HttpProblem(400, 'invalid', 'the body is not UTF-8, which FHIR JSON always is (http.html#mime-type)'), undefined);
+    parseJson(request, text, done);
   });
+}
+
+// Decoding with replacement would store U+FFFD in place of each byte that is not UTF-8 (a name
+// sent in Latin-1 would lose its letters without anyone being told); fatal refuses the body.
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function utf8Text(body: Buffer): string | undefined {
+  try {
+    return decoder.decode(body);
+  } catch {
+    return undefined;
+  }
 }

@@ -13,14 +13,18 @@ export function etag(versionId: string | undefined): string {
   return `W/"${versionId ?? '1'}"`;
 }
 
-/** If-Match: W/"3" or "3" (http.html#concurrency); undefined when absent. */
+/** If-Match: W/"3" or "3" (http.html#concurrency), or * (any version); undefined when absent. */
 export function ifMatchVersion(request: FastifyRequest): string | undefined | null {
   return versionOfETag(request.headers['if-match']);
 }
 
-/** The version an If-Match value names; null when it is no ETag. */
+/**
+ * The version an If-Match value names; null when it is no ETag. `*` (RFC 9110 section 13.1.1:
+ * true for any current representation) is returned as it is: no version id contains it.
+ */
 export function versionOfETag(value: string | undefined): string | undefined | null {
   if (value === undefined) return undefined;
+  if (value.trim() === '*') return '*';
   const match = /^\s*(?:W\/)?"([^"]+)"\s*$/.exec(value);
   return match ? match[1]! : null;
 }

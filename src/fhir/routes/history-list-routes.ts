@@ -13,6 +13,7 @@ import { historyEntry } from './history-entry.ts';
 import { parseHistory } from './history-parameters.ts';
 import { registerMethodNotAllowed } from './method-not-allowed.ts';
 import { fhirRoute, handlingHeader, resourceResponses, unsupportedParameterResponse } from './route-options.ts';
+import { entryElement } from '../bundle/entry-element.ts';
 
 /**
  * history-type and history-system (https://hl7.org/fhir/R4/http.html#history): every version of
@@ -93,6 +94,6 @@ async function historyBundle(context: FhirContext, request: FastifyRequest, type
     type: 'history',
     ...(page.total !== undefined ? { total: page.total } : {}),
     link,
-    entry: page.versions.map((version) => historyEntry(base, version)),
+    ...entryElement(page.versions.map((version) => historyEntry(base, version))),
   };
 }

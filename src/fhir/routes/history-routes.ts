@@ -9,6 +9,7 @@ import { auditFhirAccess } from './access-audit.ts';
 import { preference, queryPairs, storeFor, type FhirContext } from './fhir-context.ts';
 import { parseHistory } from './history-parameters.ts';
 import { fhirRoute, handlingHeader, idParams, resourceResponses, unsupportedParameterResponse } from './route-options.ts';
+import { entryElement } from '../bundle/entry-element.ts';
 
 /**
  * history-instance (https://hl7.org/fhir/R4/http.html#history): every version, newest first,
@@ -61,7 +62,7 @@ export function registerHistoryRoutes(app: FastifyInstance, context: FhirContext
         type: 'history',
         total: page.total,
         link,
-        entry: page.versions.map((version) => historyEntry(base, version)),
+        ...entryElement(page.versions.map((version) => historyEntry(base, version))),
       };
       return sendJson(reply, 200, bundle);
     },

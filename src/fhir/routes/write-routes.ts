@@ -8,7 +8,7 @@ import { assertJsonBody } from '../http/content-negotiation.ts';
 import { baseUrl, ifMatchVersion, sendJson, sendResource, versionHeaders, versionLocation } from '../http/resource-response.ts';
 import { informationOutcome } from '../outcome.ts';
 import { formPairs, preference, queryPairs, siteOf, storeFor, type FhirContext } from './fhir-context.ts';
-import { assertUpdateId, bodyIdOf, checkedResource, matchCriteria, noMatchError } from './write-rules.ts';
+import { assertUpdateId, bodyIdOf, checkedResource, matchCriteria, noMatchError, updateCreateRefused } from './write-rules.ts';
 import { fhirRoute, idParams, maxResourceBytes, resourceBody, resourceResponses } from './route-options.ts';
 
 /**
@@ -134,7 +134,10 @@ export function registerWriteRoutes(app: FastifyInstance, context: FhirContext, 
         // policy permits (update as create, http.html#upsert), with an id of the service.
         const mayCreate =
           definition.putWithoutIdCreates && bodyId === undefined && ifMatch === undefined && siteOf(request).policies.patientPutCreates;
-        if (!mayCreate || !isDomainError(error, 'not-found')) throw error;
+        if (!isDomainError(error, 'not-found')) throw error;
+        // If-Match: * of a resource that does not exist is a false precondition (RFC 9110 13.1.1).
+        if (ifMatch === '*') throw new HttpProblem(412, 'precondition-failed', `If-Match: * but ${type}/${pathId} does not exist`);
+        if (!mayCreate) throw updateCreateRefused(type, pathId);
         const created = await store.create(resource);
         reply.header('location', versionLocation(request, created));
         return respond(request, reply, 201, created);

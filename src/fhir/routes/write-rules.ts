@@ -4,6 +4,7 @@ import type { ResourceStore, SearchRequest } from '../../domain/records/resource
 import { HttpProblem } from '../../platform/http/http-problem.ts';
 import type { FhirResourceDefinition } from '../capability/resource-definitions.ts';
 import { parseSearch } from '../search/parse-search.ts';
+import { emptyArrayPaths } from './empty-arrays.ts';
 
 /**
  * What a create or update asks of its body and criteria, whether it comes as a request of its
@@ -37,6 +38,11 @@ export function checkedResource(body: unknown, type: string): Resource {
   if (resourceType !== type) {
     const message = `the body's resourceType ${JSON.stringify(resourceType ?? null)} is not ${type}`;
     throw new DomainError('invalid', message, [{ message, location: 'resourceType' }]);
+  }
+  const empty = emptyArrayPaths(body, type);
+  if (empty.length > 0) {
+    const issues = empty.map((location) => ({ message: `${location} is an empty array: leave the element out instead (FHIR JSON has no empty arrays)`, location }));
+    throw new DomainError('invalid', issues[0]!.message, issues);
   }
   const { id: _ignored, ...rest } = body as Resource;
   return rest as Resource;
@@ -72,4 +78,19 @@ export function noMatchError(type: string, bodyId: string | undefined, ifMatch: 
   // updateCreate is false: ids are the service's (http.html#cond-update allows refusing).
   if (bodyId !== undefined) return new DomainError('invalid', `no ${type} matches the criteria, and a resource is never created at a client's id: send the body without id to create one`);
   return new DomainError('not-found', `no ${type} matches the criteria, and this site's policy does not let PUT create patients`);
+}
+
+/**
+ * A PUT to an id that does not exist (or not in the key's site, answered alike) and may not
+ * create: 405, the status http.html#update gives for "the resource did not exist prior to the
+ * update, and the server does not allow client defined ids" (updateCreate is false). A 404 would
+ * tell a client the type is not served.
+ */
+export function updateCreateRefused(type: string, id: string): HttpProblem {
+  return new HttpProblem(
+    405,
+    'method-not-allowed',
+    `${type}/${id} does not exist, and an update never creates a resource at a client's id (updateCreate is false): POST /fhir/${type} creates one with an id of the service`,
+    { headers: { allow: 'GET, HEAD' } },
+  );
 }

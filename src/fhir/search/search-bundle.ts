@@ -1,4 +1,5 @@
 import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
+import { entryElement } from '../bundle/entry-element.ts';
 import { informationOutcome } from '../outcome.ts';
 
 /** A searchset Bundle (https://hl7.org/fhir/R4/bundle.html, search.html#return). */
@@ -35,7 +36,7 @@ export function searchsetBundle(options: {
     type: 'searchset',
     ...(options.total !== undefined ? { total: options.total } : {}),
     link: [{ relation: 'self', url: options.selfUrl }, ...(options.nextUrl ? [{ relation: 'next', url: options.nextUrl }] : [])],
-    entry,
+    ...entryElement(entry),
   };
 }
 
