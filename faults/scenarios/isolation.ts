@@ -102,7 +102,11 @@ export const isolation: Scenario = {
       const refWrite = await asA("observation referencing B's patient", 'POST', '/fhir/Observation', { resourceType: 'Observation', status: 'final', subject: { reference: `Patient/${bPatient}` }, code: { coding: [{ system: 'http://loinc.org', code: '2345-7' }] } });
       const put = await asA("update of B's patient", 'PUT', `/fhir/Patient/${bPatient}`, { resourceType: 'Patient', id: bPatient, name: [{ family: 'Hijacked' }] });
       check(report, "A writing a reference to B's patient: refused (4xx)", refWrite.status >= 400 && refWrite.status < 500, `HTTP ${refWrite.status}`);
-      check(report, "A updating B's patient: 404, nothing created or changed", put.status === 404, `HTTP ${put.status}`);
+      // An update of an id the caller's site does not have is a 405 (no client-assigned ids,
+      // http.html#update), whether the id exists in another site or nowhere.
+      const nowhereId = randomUUID();
+      const nowhere = await asA('update of an id that exists nowhere', 'PUT', `/fhir/Patient/${nowhereId}`, { resourceType: 'Patient', id: nowhereId, name: [{ family: 'Hijacked' }] });
+      check(report, "A updating B's patient: answered as an id that exists nowhere (405), nothing created or changed", put.status === 405 && nowhere.status === 405 && shape(put) === shape(nowhere), `HTTP ${put.status} (${shape(put)}), nowhere ${nowhere.status} (${shape(nowhere)})`);
 
       // 5. MLLP from A's client carrying B's identifiers; HL7 over HTTP with A's key naming B's sender.
       if (env.gateway.listening.has('mllp')) {
