@@ -25,10 +25,11 @@ interface Frame {
   syntax: ByteSyntax;
 }
 
-const undefinedLength = 0xffffffff;
-const itemTag = 0xfffee000;
-const itemDelimitationTag = 0xfffee00d;
-const sequenceDelimitationTag = 0xfffee0dd;
+/** PS3.5 7.5: the undefined length, and the tags of items, item delimiters and sequence delimiters. */
+export const undefinedLength = 0xffffffff;
+export const itemTag = 0xfffee000;
+export const itemDelimitationTag = 0xfffee00d;
+export const sequenceDelimitationTag = 0xfffee0dd;
 // PS3.5 7.1.2: VRs with a 2-byte reserved field and a 4-byte length in explicit VR.
 export const longVrs: ReadonlySet<string> = new Set(['OB', 'OD', 'OF', 'OL', 'OV', 'OW', 'SQ', 'SV', 'UC', 'UN', 'UR', 'UT', 'UV']);
 const maxDepth = 64;

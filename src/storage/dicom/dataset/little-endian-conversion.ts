@@ -21,7 +21,7 @@
  * - Group lengths (gggg,0000) are left out: the lengths they state change with the headers, and
  *   PS3.5 7.2 lets them be absent.
  */
-import { formatTag, longVrs } from './dataset-walker.ts';
+import { formatTag, itemDelimitationTag, itemTag, longVrs, sequenceDelimitationTag, undefinedLength } from './dataset-walker.ts';
 import { dictionaryEntry } from './dicom-dictionary.ts';
 
 export type LittleEndianSyntax = 'implicit-little' | 'explicit-little';
@@ -35,10 +35,6 @@ interface Frame {
   syntax: SourceSyntax;
 }
 
-const undefinedLength = 0xffffffff;
-const itemTag = 0xfffee000;
-const itemDelimitationTag = 0xfffee00d;
-const sequenceDelimitationTag = 0xfffee0dd;
 const maxDepth = 64;
 /** dcmjs's codes for elements whose VR depends on other attributes ("US or SS": see explicitVrOf). */
 const ambiguousVrs: Record<string, string> = { ox: 'OW', lt: 'OW', up: 'UL' };
