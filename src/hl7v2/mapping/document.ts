@@ -8,7 +8,7 @@
 import type { Attachment, DocumentReference, Identifier } from '@medplum/fhirtypes';
 import { componentOf, fieldOf, hl7Null, isEmptyRepetition, valueOf, type Segment } from '../er7/message.ts';
 import { errorCodes, error, type Problem } from '../problems.ts';
-import { parseHl7DateTime, type LocalTimeSetting } from './datetime.ts';
+import { parseHl7DateTime, type LocalTimeSetting } from '../../domain/time-zones/hl7-timestamp.ts';
 import { readObservationIdentifier } from './observation-identifier.ts';
 import { resultIdentity, type ResultContext } from './result-identity.ts';
 import { resultStatusCode } from './result-status.ts';

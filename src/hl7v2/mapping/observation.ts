@@ -11,7 +11,7 @@ import type { Identifier, Observation, ObservationReferenceRange, Quantity } fro
 import { componentOf, fieldOf, hl7Null, isEmptyRepetition, valueOf, type Repetition, type Segment } from '../er7/message.ts';
 import { errorCodes, error, warning, type Problem } from '../problems.ts';
 import { codeableConcept, systemUri } from './coding.ts';
-import { parseHl7DateTime, type LocalTimeSetting } from './datetime.ts';
+import { parseHl7DateTime, type LocalTimeSetting } from '../../domain/time-zones/hl7-timestamp.ts';
 import { readObservationIdentifier } from './observation-identifier.ts';
 import { resultIdentity, type ResultContext } from './result-identity.ts';
 import { resultStatusCode } from './result-status.ts';

@@ -7,7 +7,7 @@
 import type { Address, ContactPoint, HumanName, Identifier, Patient } from '@medplum/fhirtypes';
 import { componentOf, fieldOf, hl7Null, isEmptyRepetition, valueOf, type Repetition, type Segment } from '../er7/message.ts';
 import { errorCodes, error, warning, type Problem } from '../problems.ts';
-import { parseHl7DateTime } from './datetime.ts';
+import { parseHl7DateTime } from '../../domain/time-zones/hl7-timestamp.ts';
 
 export interface MappedPatient {
   patient: Patient;

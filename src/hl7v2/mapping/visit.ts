@@ -6,7 +6,7 @@
 import type { VisitContext } from '../../domain/patients/visits.ts';
 import { componentOf, fieldOf, hl7Null, valueOf, type Segment } from '../er7/message.ts';
 import { errorCodes, warning, type Problem } from '../problems.ts';
-import { parseHl7DateTime } from './datetime.ts';
+import { parseHl7DateTime } from '../../domain/time-zones/hl7-timestamp.ts';
 
 // Table 0004 to the v3 ActEncounterCode the IG uses for Encounter.class.
 const patientClasses: Record<string, string> = {

@@ -1,7 +1,7 @@
 import type { Identifier, Patient } from '@medplum/fhirtypes';
 import type { AcknowledgementDetail } from '../ack/acknowledgement.ts';
 import { attribute, childNamed, childrenNamed, type XmlElement } from '../xml/element.ts';
-import { parseHl7DateTime } from '../../hl7v2/mapping/datetime.ts';
+import { parseHl7DateTime } from '../../domain/time-zones/hl7-timestamp.ts';
 import { addressOf, contactPointOf, humanNameOf, identifierOf } from './datatypes.ts';
 
 export interface MappedPatient {

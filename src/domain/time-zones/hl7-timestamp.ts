@@ -1,12 +1,12 @@
 /**
- * HL7 v2 DT/DTM (HL7 v2.5.1 section 2.A.21/2.A.22: YYYY[MM[DD[HH[MM[SS[.S…]]]]]][+/-ZZZZ]) to FHIR
- * date and dateTime. FHIR requires a zone once a time is present. A DTM without an offset is in
+ * HL7 v2 DT/DTM (HL7 v2.5.1 section 2.A.21/2.A.22: YYYY[MM[DD[HH[MM[SS[.S…]]]]]][+/-ZZZZ]), and
+ * the HL7 v3 TS of the same form, to FHIR date and dateTime. FHIR requires a zone once a time is present. A DTM without an offset is in
  * the sender's local time (section 2.A.22: "the time zone of the sender"), so it is read in the
  * time zone configured for the sender (its integration client's, else its site's), daylight
  * saving applied for that instant (src/domain/time-zones/local-time.ts); with none configured it
  * is read as UTC and the caller warns. A value without a time stays a date: no zone is invented.
  */
-import { readLocalTime } from '../../domain/time-zones/local-time.ts';
+import { readLocalTime } from './local-time.ts';
 
 const dtm = /^(\d{4})(?:(\d{2})(?:(\d{2})(?:(\d{2})(?:(\d{2})(?:(\d{2})(?:\.(\d{1,4}))?)?)?)?)?)?([+-]\d{4})?$/;
 
