@@ -67,7 +67,7 @@ export function indexValues(type: StoredResourceType, resource: Resource): Index
     if (index.kind === 'token') addTokens(values.tokens, parameter.name, index.paths, record, type, issues);
   }
   addTokens(values.tokens, 'identifier', internalTokenParameters[type], record, type, issues);
-  for (const { element } of clinicalDateElements(type)) {
+  for (const element of clinicalDateElements(type)) {
     if (record[element] === undefined) continue;
     const range = storedInstantRange(record[element]);
     if (range) {

@@ -13,19 +13,10 @@ export type SearchIndexKind =
   | { kind: 'name' }
   | { kind: 'name-part'; part: NamePart }
   | { kind: 'birthdate' }
-  | { kind: 'clinical-date'; elements: ClinicalDateElement[] };
+  | { kind: 'clinical-date'; elements: string[] };
 
 /** The HumanName parts searched on their own (Patient `family`, `given`). */
 export type NamePart = 'family' | 'given';
-
-/**
- * Where a type's clinical date is found: the element's name and its FHIR type. Each type has at
- * most one such parameter, indexed in the clinical_date columns of its current row (migration 0890).
- */
-export interface ClinicalDateElement {
-  element: string;
-  type: 'dateTime' | 'instant' | 'Period';
-}
 
 /** Where a token is found: a top-level element and the FHIR data type it has there. */
 export interface TokenPath {
@@ -94,7 +85,7 @@ const clinicalStatusParameter: SearchParameterDefinition = {
 const subjectParameters = [patientParameter('subject'), subjectParameter];
 
 /** A date search parameter over a type's clinical date (search.html#date): ranges, not points. */
-const clinicalDateParameter = (name: string, description: string, elements: ClinicalDateElement[]): SearchParameterDefinition => ({
+const clinicalDateParameter = (name: string, description: string, elements: string[]): SearchParameterDefinition => ({
   name,
   type: 'date',
   description: `${description} (yyyy, yyyy-mm, yyyy-mm-dd, or a dateTime with a time zone; dates without a time are UTC days; prefixes eq, ne, lt, le, gt, ge)`,
@@ -149,15 +140,15 @@ export const searchParameters: Record<StoredResourceType, SearchParameterDefinit
     clinicalStatusParameter,
     codeParameter('The condition code'),
     clinicalDateParameter('onset-date', 'When the condition began (onsetDateTime or onsetPeriod)', [
-      { element: 'onsetDateTime', type: 'dateTime' },
-      { element: 'onsetPeriod', type: 'Period' },
+      'onsetDateTime',
+      'onsetPeriod',
     ]),
   ],
   AllergyIntolerance: [
     patientParameter('patient'),
     clinicalStatusParameter,
     codeParameter('The substance or product code'),
-    clinicalDateParameter('date', 'When the allergy was recorded (recordedDate)', [{ element: 'recordedDate', type: 'dateTime' }]),
+    clinicalDateParameter('date', 'When the allergy was recorded (recordedDate)', ['recordedDate']),
   ],
   Observation: [
     ...subjectParameters,
@@ -175,17 +166,17 @@ export const searchParameters: Record<StoredResourceType, SearchParameterDefinit
       index: { kind: 'token', paths: [{ element: 'status', type: 'code', system: 'http://hl7.org/fhir/observation-status' }] },
     },
     clinicalDateParameter('date', 'When the observation applies (effectiveDateTime, effectivePeriod or effectiveInstant)', [
-      { element: 'effectiveDateTime', type: 'dateTime' },
-      { element: 'effectivePeriod', type: 'Period' },
-      { element: 'effectiveInstant', type: 'instant' },
+      'effectiveDateTime',
+      'effectivePeriod',
+      'effectiveInstant',
     ]),
   ],
   Procedure: [
     ...subjectParameters,
     codeParameter('The procedure code'),
     clinicalDateParameter('date', 'When the procedure was performed (performedDateTime or performedPeriod)', [
-      { element: 'performedDateTime', type: 'dateTime' },
-      { element: 'performedPeriod', type: 'Period' },
+      'performedDateTime',
+      'performedPeriod',
     ]),
   ],
   DocumentReference: [
@@ -196,7 +187,7 @@ export const searchParameters: Record<StoredResourceType, SearchParameterDefinit
       description: 'The kind of document (LOINC if possible)',
       index: { kind: 'token', paths: [{ element: 'type', type: 'CodeableConcept' }] },
     },
-    clinicalDateParameter('date', 'When the document reference was created (date)', [{ element: 'date', type: 'instant' }]),
+    clinicalDateParameter('date', 'When the document reference was created (date)', ['date']),
   ],
 };
 
@@ -213,8 +204,12 @@ export const internalTokenParameters: Record<StoredResourceType, TokenPath[]> = 
   DocumentReference: [{ element: 'identifier', type: 'Identifier' }],
 };
 
-/** Where the type's clinical date is found, when it has a date search parameter besides _lastUpdated. */
-export function clinicalDateElements(type: StoredResourceType): ClinicalDateElement[] {
+/**
+ * The elements holding the type's clinical date (a dateTime, instant or Period, told apart by its
+ * value), when it has a date search parameter besides _lastUpdated: at most one such parameter a
+ * type, indexed in the clinical_date columns of its current row (migration 0890).
+ */
+export function clinicalDateElements(type: StoredResourceType): string[] {
   for (const parameter of searchParameters[type]) {
     if (parameter.index.kind === 'clinical-date') return parameter.index.elements;
   }

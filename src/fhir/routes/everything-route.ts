@@ -21,7 +21,7 @@ import { fhirRoute, handlingHeader, idParams, resourceResponses, unsupportedPara
  * where the compartment continues; it is safe to edit, as every page is confined to the patient
  * and its site.
  */
-export const everythingDefaultCount = 100;
+const everythingDefaultCount = 100;
 const maxReports = 1000;
 const parameters: Record<string, string> = {
   _count: `Resources a page (default ${everythingDefaultCount}, at most ${maxPageSize})`,
